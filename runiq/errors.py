@@ -1,0 +1,243 @@
+"""The one exception tree of runiq.
+
+Every error runiq raises on purpose is a :class:`RagError`. Subclasses also inherit the builtin they
+specialise, so ``except ValueError`` or ``except LookupError`` keeps working in host code::
+
+    RagError
+    ├── RagConfigurationError(RagError, ValueError)     bad registration or settings, raised at build time
+    │   └── ProviderNotFoundError(..., LookupError)     a provider name nobody registered
+    ├── RagValidationError(RagError, ValueError)        a bad runtime request (query, filter, top_k)
+    ├── IndexNotFoundError(RagError, LookupError)       an index name that is not registered
+    ├── RetrievalError(RagError)                        a retrieval source failed (``.code`` says which)
+    ├── IngestionError(RagError)
+    │   ├── IngestionConflictError                      an index already has an active operation
+    │   ├── NoActiveIngestionError(..., LookupError)    cancel with nothing running
+    │   └── StartupIngestionError                       OnStartup ingestion did not complete
+    ├── DocumentSourceError(RagError)                   a source could not be enumerated at all
+    ├── ProviderError(RagError)
+    │   ├── ProviderTimeoutError(..., TimeoutError)
+    │   ├── ProviderUnavailableError
+    │   └── ProviderResponseError                       malformed or inconsistent provider output
+    └── VectorStoreError(RagError)
+        ├── VectorStoreUnavailableError
+        ├── VectorIndexNotFoundError(..., LookupError)
+        ├── VectorDimensionMismatchError(..., ValueError)
+        └── SchemaMismatchError                         stored index disagrees with the configuration
+
+Why fixed messages: document content, queries, paths, DSNs and provider bodies are untrusted or secret.
+Each class builds its message in ``__init__`` from a template and typed, safe attributes (index names,
+provider names, counts, codes), so nothing a caller passes as free text can reach ``str(exc)``.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+__all__ = [
+    "DocumentSourceError",
+    "IndexNotFoundError",
+    "IngestionConflictError",
+    "IngestionError",
+    "NoActiveIngestionError",
+    "ProviderError",
+    "ProviderNotFoundError",
+    "ProviderResponseError",
+    "ProviderTimeoutError",
+    "ProviderUnavailableError",
+    "RagConfigurationError",
+    "RagError",
+    "RagValidationError",
+    "RetrievalError",
+    "RetrievalErrorCode",
+    "SchemaMismatchError",
+    "StartupIngestionError",
+    "VectorDimensionMismatchError",
+    "VectorIndexNotFoundError",
+    "VectorStoreError",
+    "VectorStoreUnavailableError",
+]
+
+
+class RagError(Exception):
+    """Base of every runiq error. ``str()`` and ``repr()`` never contain content or secrets."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.message!r})"
+
+
+class RagConfigurationError(RagError, ValueError):
+    """Registration or settings are invalid; raised while the host is being built, before any I/O.
+
+    ``message`` must be written by runiq itself from safe parts (index names, option names).
+    """
+
+
+class ProviderNotFoundError(RagConfigurationError, LookupError):
+    """A configuration names a provider that no installed plugin registered."""
+
+    def __init__(self, kind: str, name: str, distribution: str | None = None) -> None:
+        self.kind = kind
+        self.provider = name
+        self.distribution = distribution
+        hint = f"; pip install {distribution}" if distribution else "; install the plugin that provides it"
+        super().__init__(f"{kind} provider '{name}' is not installed{hint}")
+
+
+class RagValidationError(RagError, ValueError):
+    """A runtime request is invalid (for example an empty query or a non-positive top_k)."""
+
+
+class IndexNotFoundError(RagError, LookupError):
+    """The index name is not registered with this host."""
+
+    def __init__(self, index_name: str) -> None:
+        self.index_name = index_name
+        super().__init__(f"RAG index '{index_name}' is not registered.")
+
+
+class RetrievalErrorCode(str, Enum):
+    """Which part of retrieval failed; stable values for callers and HTTP payloads."""
+
+    EMBEDDING_FAILED = "embedding_failed"
+    VECTOR_STORE_QUERY_FAILED = "vector_store_query_failed"
+    LEXICAL_QUERY_FAILED = "lexical_query_failed"
+    LEXICAL_NOT_SUPPORTED = "lexical_not_supported"
+
+
+_RETRIEVAL_MESSAGES = {
+    RetrievalErrorCode.EMBEDDING_FAILED: "Query embedding generation failed.",
+    RetrievalErrorCode.VECTOR_STORE_QUERY_FAILED: "Vector store query failed.",
+    RetrievalErrorCode.LEXICAL_QUERY_FAILED: "Lexical store query failed.",
+    RetrievalErrorCode.LEXICAL_NOT_SUPPORTED: "The index's vector store does not support lexical search.",
+}
+
+
+class RetrievalError(RagError):
+    """A retrieval source failed. The provider's own text is never copied; ``cause_type`` names its class."""
+
+    def __init__(self, code: RetrievalErrorCode, index_name: str, cause_type: str | None = None) -> None:
+        self.code = code
+        self.index_name = index_name
+        self.cause_type = cause_type
+        super().__init__(f"{_RETRIEVAL_MESSAGES[code]} Index: '{index_name}'.")
+
+
+class IngestionError(RagError):
+    """Base of ingestion runtime errors."""
+
+
+class IngestionConflictError(IngestionError):
+    """A second start while an operation is active: the manager is the conflict authority."""
+
+    def __init__(self, index_name: str, operation_id: str | None = None) -> None:
+        self.index_name = index_name
+        self.operation_id = operation_id
+        super().__init__(f"RAG index '{index_name}' already has an active ingestion operation.")
+
+
+class NoActiveIngestionError(IngestionError, LookupError):
+    """Cancel was asked for an index that has no active operation."""
+
+    def __init__(self, index_name: str) -> None:
+        self.index_name = index_name
+        super().__init__(f"RAG index '{index_name}' has no active ingestion operation.")
+
+
+class StartupIngestionError(IngestionError):
+    """An OnStartup index did not complete, so the host refuses to start."""
+
+    def __init__(self, index_name: str, state: str) -> None:
+        self.index_name = index_name
+        self.state = state
+        super().__init__(
+            f"Startup ingestion did not complete successfully for RAG index '{index_name}' (state: {state})."
+        )
+
+
+class DocumentSourceError(RagError):
+    """A source could not be enumerated at all (for example its root directory is missing)."""
+
+    def __init__(self, source_kind: str, reason: str) -> None:
+        self.source_kind = source_kind
+        self.reason = reason
+        super().__init__(f"{source_kind} source could not be read: {reason}.")
+
+
+class ProviderError(RagError):
+    """An embedding or reranking provider failed. ``status`` carries an HTTP status when there is one."""
+
+    def __init__(self, provider: str, reason: str = "the provider call failed", status: int | None = None) -> None:
+        self.provider = provider
+        self.reason = reason
+        self.status = status
+        suffix = f" (status {status})" if status is not None else ""
+        super().__init__(f"Provider '{provider}': {reason}{suffix}.")
+
+
+class ProviderTimeoutError(ProviderError, TimeoutError):
+    """The provider did not answer within its configured timeout."""
+
+    def __init__(self, provider: str, timeout_seconds: float | None = None) -> None:
+        self.timeout_seconds = timeout_seconds
+        reason = "the call timed out" if timeout_seconds is None else f"the call timed out after {timeout_seconds:g}s"
+        super().__init__(provider, reason)
+
+
+class ProviderUnavailableError(ProviderError):
+    """The provider could not be reached or refused the call."""
+
+
+class ProviderResponseError(ProviderError):
+    """The provider answered with something runiq cannot use (wrong count, wrong dimension, NaN)."""
+
+
+class VectorStoreError(RagError):
+    """Base of vector store failures."""
+
+
+class VectorStoreUnavailableError(VectorStoreError):
+    """The store's backend is unreachable or failed; ``sqlstate`` keeps a database error code if any."""
+
+    def __init__(self, store: str, sqlstate: str | None = None) -> None:
+        self.store = store
+        self.sqlstate = sqlstate
+        suffix = f" (SQLSTATE {sqlstate})" if sqlstate else ""
+        super().__init__(f"Vector store '{store}' is unavailable or failed{suffix}.")
+
+
+class VectorIndexNotFoundError(VectorStoreError, LookupError):
+    """The store holds no data for this index yet (it has never been ingested)."""
+
+    def __init__(self, index_name: str) -> None:
+        self.index_name = index_name
+        super().__init__(f"Vector index '{index_name}' has not been created.")
+
+
+class VectorDimensionMismatchError(VectorStoreError, ValueError):
+    """A vector's length differs from the index's dimension."""
+
+    def __init__(self, index_name: str, expected: int, actual: int) -> None:
+        self.index_name = index_name
+        self.expected = expected
+        self.actual = actual
+        super().__init__(
+            f"Vector dimension {actual} does not match the dimension {expected} of index '{index_name}'."
+        )
+
+
+class SchemaMismatchError(VectorStoreError):
+    """The stored index was built with another embedding model, dimension or metric."""
+
+    def __init__(self, index_name: str, field: str, stored: str, configured: str) -> None:
+        self.index_name = index_name
+        self.field = field
+        self.stored = stored
+        self.configured = configured
+        super().__init__(
+            f"Index '{index_name}' was built with {field} '{stored}' but is configured with '{configured}'; "
+            "re-create the index instead of mixing vectors."
+        )

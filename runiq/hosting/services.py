@@ -1,0 +1,55 @@
+"""Type-keyed services over a ``dependency_injector`` container."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
+
+from dependency_injector import containers, providers
+
+__all__ = ["ServiceProvider"]
+
+T = TypeVar("T")
+
+
+def _slot(service_type: type[Any]) -> str:
+    return f"{service_type.__module__}.{service_type.__qualname__}".replace(".", "__")
+
+
+class ServiceProvider:
+    """Resolves services by type: ``services.get(RagRetriever)``. Singletons are created on first use."""
+
+    def __init__(self) -> None:
+        self._container = containers.DynamicContainer()
+        self._types: dict[type[Any], str] = {}
+        self._frozen = False
+
+    @property
+    def container(self) -> containers.DynamicContainer:
+        """The underlying container, for overriding providers in tests (``override``)."""
+        return self._container
+
+    def add_singleton(self, service_type: type[T], factory: Callable[[ServiceProvider], T]) -> None:
+        self._add(service_type, providers.Singleton(factory, self))
+
+    def add_instance(self, service_type: type[T], instance: T) -> None:
+        self._add(service_type, providers.Object(instance))
+
+    def _add(self, service_type: type[Any], provider: providers.Provider[Any]) -> None:
+        if self._frozen:
+            raise RuntimeError("Services cannot be added after the host is built.")
+        name = _slot(service_type)
+        self._types[service_type] = name
+        self._container.set_provider(name, provider)
+
+    def freeze(self) -> None:
+        self._frozen = True
+
+    def __contains__(self, service_type: type[Any]) -> bool:
+        return service_type in self._types
+
+    def get(self, service_type: type[T]) -> T:
+        name = self._types.get(service_type)
+        if name is None:
+            raise LookupError(f"No service is registered for {service_type.__qualname__}.")
+        return cast(T, getattr(self._container, name)())

@@ -1,0 +1,39 @@
+"""Hook specifications. Project name and entry-point group: ``runiq``; hook names start with ``runiq_``.
+
+Hooks are synchronous and do no I/O: they hand factories to runiq, and the host runs those factories
+when it starts. Add arguments to a hook; never remove them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pluggy
+
+if TYPE_CHECKING:
+    from runiq.hosting.builder import HostBuilder
+    from runiq.plugins.registry import ProviderRegistry
+
+__all__ = ["PROJECT_NAME", "hookimpl", "hookspec", "runiq_configure_host", "runiq_register_providers"]
+
+PROJECT_NAME = "runiq"
+hookspec = pluggy.HookspecMarker(PROJECT_NAME)
+hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+
+
+@hookspec
+def runiq_register_providers(registry: ProviderRegistry) -> None:
+    """Add embedding providers, vector stores and rerankers under unique names.
+
+    Called once per :class:`~runiq.hosting.HostBuilder`, before any index is registered, so index
+    registration can reject unknown provider names. Must not do I/O; register factories, not objects.
+    """
+
+
+@hookspec
+def runiq_configure_host(builder: HostBuilder) -> None:
+    """Contribute services or lifecycle participants to a host (for example a dashboard).
+
+    Called by ``HostBuilder.build()`` before the container is frozen. Must not do I/O or start tasks;
+    attach a lifecycle participant for anything that runs.
+    """

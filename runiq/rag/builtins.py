@@ -1,0 +1,37 @@
+"""Built-in providers, registered through the same hook as any third-party plugin."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from runiq.plugins.hookspecs import hookimpl
+from runiq.plugins.registry import EmptyOptions, ProviderRegistry
+from runiq.rag.embeddings.hashing import HashingEmbedder
+from runiq.rag.stores.memory import InMemoryVectorStore
+
+__all__ = ["HashingOptions", "runiq_register_providers"]
+
+
+class HashingOptions(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    dimensions: int = Field(default=384, ge=8, le=65536)
+
+
+@asynccontextmanager
+async def _hashing(options: HashingOptions) -> AsyncIterator[HashingEmbedder]:
+    yield HashingEmbedder(options.dimensions)
+
+
+@asynccontextmanager
+async def _in_memory(options: EmptyOptions) -> AsyncIterator[InMemoryVectorStore]:
+    yield InMemoryVectorStore()
+
+
+@hookimpl
+def runiq_register_providers(registry: ProviderRegistry) -> None:
+    registry.add_embedding("hashing", _hashing, options=HashingOptions)
+    registry.add_vector_store("in-memory", _in_memory)

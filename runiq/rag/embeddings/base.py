@@ -1,0 +1,43 @@
+"""The embedding boundary."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from enum import Enum
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["EmbeddingClient", "EmbeddingInputKind", "FloatMatrix", "FloatVector"]
+
+FloatMatrix = npt.NDArray[np.float32]
+FloatVector = npt.NDArray[np.float32]
+
+
+class EmbeddingInputKind(str, Enum):
+    """Some models embed queries and passages differently; clients that do not care ignore it."""
+
+    DOCUMENT = "document"
+    QUERY = "query"
+
+
+@runtime_checkable
+class EmbeddingClient(Protocol):
+    """Turns texts into vectors. One call is one provider batch; :class:`EmbeddingBatcher` splits.
+
+    Contract (checked by ``runiq.rag.testing.EmbeddingClientContract``): the result is a
+    ``(len(texts), dimensions)`` float32 array in input order, finite, for any string including
+    empty ones. Errors are :class:`~runiq.rag.errors.ProviderError` subclasses whose text never
+    contains the inputs.
+    """
+
+    @property
+    def model_name(self) -> str:
+        """The model identity recorded with the index, so a changed model is detected."""
+        ...
+
+    @property
+    def dimensions(self) -> int: ...
+
+    async def embed(self, texts: Sequence[str], kind: EmbeddingInputKind) -> FloatMatrix: ...

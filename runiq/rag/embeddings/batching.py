@@ -1,0 +1,59 @@
+"""Batching with bounded concurrency and strict shape checks around any :class:`EmbeddingClient`."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+import numpy as np
+
+from runiq.rag.embeddings.base import EmbeddingClient, EmbeddingInputKind, FloatMatrix
+from runiq.rag.errors import ProviderResponseError, RagConfigurationError
+
+__all__ = ["EmbeddingBatcher"]
+
+
+class EmbeddingBatcher:
+    """Sends ``batch_size`` texts per call, at most ``concurrency`` calls at once, and checks each answer.
+
+    A provider that returns the wrong number of rows, the wrong dimension or non-finite values fails
+    with :class:`ProviderResponseError` instead of silently corrupting the index.
+    """
+
+    def __init__(self, client: EmbeddingClient, *, provider: str, batch_size: int = 64, concurrency: int = 2) -> None:
+        if batch_size <= 0:
+            raise RagConfigurationError("Embedding batch_size must be greater than zero.")
+        if concurrency <= 0:
+            raise RagConfigurationError("Embedding concurrency must be greater than zero.")
+        self._client = client
+        self._provider = provider
+        self._batch_size = batch_size
+        self._semaphore = asyncio.Semaphore(concurrency)
+
+    @property
+    def client(self) -> EmbeddingClient:
+        return self._client
+
+    async def embed(self, texts: Sequence[str], kind: EmbeddingInputKind = EmbeddingInputKind.DOCUMENT) -> FloatMatrix:
+        dims = self._client.dimensions
+        if not texts:
+            return np.empty((0, dims), dtype=np.float32)
+        batches = [texts[i : i + self._batch_size] for i in range(0, len(texts), self._batch_size)]
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(self._one(batch, kind, dims)) for batch in batches]
+        return np.ascontiguousarray(np.vstack([task.result() for task in tasks]), dtype=np.float32)
+
+    async def embed_query(self, text: str) -> FloatMatrix:
+        return (await self.embed([text], EmbeddingInputKind.QUERY))[0]
+
+    async def _one(self, batch: Sequence[str], kind: EmbeddingInputKind, dims: int) -> FloatMatrix:
+        async with self._semaphore:
+            result = await self._client.embed(batch, kind)
+        matrix = np.asarray(result, dtype=np.float32)
+        if matrix.ndim != 2 or matrix.shape[0] != len(batch):
+            raise ProviderResponseError(self._provider, "the provider returned a result count that does not match the batch")
+        if matrix.shape[1] != dims:
+            raise ProviderResponseError(self._provider, "the provider returned vectors of an unexpected dimension")
+        if not np.isfinite(matrix).all():
+            raise ProviderResponseError(self._provider, "the provider returned non-finite values")
+        return matrix

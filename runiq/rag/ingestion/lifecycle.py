@@ -1,0 +1,59 @@
+"""Host lifecycle participants that fire ingestion strategies and close runtime resources."""
+
+from __future__ import annotations
+
+import asyncio
+
+from runiq.rag.errors import StartupIngestionError
+from runiq.rag.ingestion.manager import RagIngestionManager
+from runiq.rag.ingestion.operation import RagIngestionReason, RagIngestionState
+from runiq.rag.ingestion.scheduler import CronScheduler
+from runiq.rag.ingestion.strategies import IngestionStrategyKind
+from runiq.rag.runtime import IndexRuntime
+
+__all__ = ["IngestionStrategiesParticipant", "RuntimeParticipant"]
+
+
+class RuntimeParticipant:
+    """Started first and stopped last: closes provider pools and clients after ingestion has stopped."""
+
+    def __init__(self, runtime: IndexRuntime) -> None:
+        self._runtime = runtime
+
+    async def start(self) -> None:
+        return None
+
+    async def stop(self) -> None:
+        await self._runtime.aclose()
+
+
+class IngestionStrategiesParticipant:
+    """OnStartup blocks ``Host.start()``; BackgroundOnStartup starts a managed task; Scheduled joins the
+    in-process scheduler. On stop, the scheduler stops and active runs are cancelled and awaited."""
+
+    def __init__(self, manager: RagIngestionManager, runtime: IndexRuntime) -> None:
+        self._manager = manager
+        definitions = list(runtime.registry)
+        self._on_startup = [d.name for d in definitions if d.ingestion.kind is IngestionStrategyKind.ON_STARTUP]
+        self._background = [
+            d.name for d in definitions if d.ingestion.kind is IngestionStrategyKind.BACKGROUND_ON_STARTUP
+        ]
+        self._scheduler = CronScheduler(
+            manager, [d for d in definitions if d.ingestion.kind is IngestionStrategyKind.SCHEDULED]
+        )
+
+    async def start(self) -> None:
+        for name in self._on_startup:
+            operation = await self._manager.run(name, RagIngestionReason.STARTUP)
+            if operation.state is RagIngestionState.CANCELLED:
+                raise asyncio.CancelledError
+            if operation.state is not RagIngestionState.COMPLETED:
+                await self._manager.aclose()
+                raise StartupIngestionError(name, operation.state.value)
+        for name in self._background:
+            await self._manager.start(name, RagIngestionReason.BACKGROUND_STARTUP)
+        self._scheduler.start()
+
+    async def stop(self) -> None:
+        await self._scheduler.stop()
+        await self._manager.aclose()

@@ -1,0 +1,210 @@
+"""``RagIngestionManager``: the one authority that starts, inspects and cancels ingestion runs.
+
+One operation per index at a time: a second start while one is active (whatever triggered either)
+is an :class:`IngestionConflictError`, never a second run. Runtime state and the last operation are
+kept in memory and reset when the process restarts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+
+import structlog
+
+from runiq.rag.errors import IngestionConflictError, NoActiveIngestionError
+from runiq.rag.ingestion.operation import (
+    RagIndexReadiness,
+    RagIndexStatus,
+    RagIngestionFailure,
+    RagIngestionOperation,
+    RagIngestionReason,
+    RagIngestionState,
+)
+from runiq.rag.ingestion.pipeline import IngestionPipeline, ProgressTracker
+from runiq.rag.runtime import IndexRuntime
+
+__all__ = ["RagIngestionManager"]
+
+log = structlog.get_logger(__name__)
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(slots=True)
+class _Run:
+    operation: RagIngestionOperation
+    tracker: ProgressTracker
+    task: asyncio.Task[RagIngestionOperation] | None = None
+
+    def snapshot(self) -> RagIngestionOperation:
+        return replace(self.operation, progress=self.tracker.progress, last_failure=self.tracker.last_failure)
+
+
+@dataclass(slots=True)
+class _IndexState:
+    active: _Run | None = None
+    last: RagIngestionOperation | None = None
+    usable: bool = False
+    updated_at: datetime | None = None
+
+
+class RagIngestionManager:
+    def __init__(self, runtime: IndexRuntime) -> None:
+        self._runtime = runtime
+        self._states = {name: _IndexState(updated_at=_now()) for name in runtime.registry.names}
+        self._closed = False
+
+    def _state(self, index_name: str) -> _IndexState:
+        self._runtime.registry.get(index_name)  # IndexNotFoundError for unknown names
+        return self._states[index_name]
+
+    async def start(self, index_name: str, reason: RagIngestionReason = RagIngestionReason.MANUAL) -> RagIngestionOperation:
+        """Start a run and return its RUNNING snapshot. Use :meth:`wait` for the terminal one."""
+        state = self._state(index_name)
+        if self._closed:
+            raise RuntimeError("The ingestion manager is stopped.")
+        if state.active is not None:
+            raise IngestionConflictError(index_name, state.active.operation.operation_id)
+        operation = RagIngestionOperation(
+            operation_id=str(uuid.uuid4()),
+            index_name=index_name,
+            reason=reason,
+            state=RagIngestionState.RUNNING,
+            started_at=_now(),
+        )
+        run = _Run(operation=operation, tracker=ProgressTracker())
+        state.active = run
+        state.updated_at = operation.started_at
+        run.task = asyncio.create_task(self._execute(state, run), name=f"runiq-ingestion-{index_name}")
+        log.info("ingestion.started", index=index_name, operation=operation.operation_id, reason=reason.value)
+        return run.snapshot()
+
+    async def run(self, index_name: str, reason: RagIngestionReason = RagIngestionReason.MANUAL) -> RagIngestionOperation:
+        """Start and wait: returns the terminal operation."""
+        await self.start(index_name, reason)
+        return await self.wait(index_name)
+
+    async def wait(self, index_name: str) -> RagIngestionOperation:
+        """The terminal operation of the active run, or the last one when nothing is running."""
+        state = self._state(index_name)
+        if state.active is not None and state.active.task is not None:
+            return await self._await(state, state.active)
+        if state.last is None:
+            raise NoActiveIngestionError(index_name)
+        return state.last
+
+    async def cancel(self, index_name: str) -> RagIngestionOperation:
+        """Cancel the active run and return its terminal (CANCELLED, or already finished) snapshot."""
+        state = self._state(index_name)
+        run = state.active
+        if run is None or run.task is None:
+            raise NoActiveIngestionError(index_name)
+        if run.operation.state is RagIngestionState.RUNNING:
+            run.operation = replace(run.operation, state=RagIngestionState.CANCELLING)
+            run.task.cancel()
+        return await self._await(state, run)
+
+    async def _await(self, state: _IndexState, run: _Run) -> RagIngestionOperation:
+        assert run.task is not None
+        try:
+            return await asyncio.shield(run.task)
+        except asyncio.CancelledError:
+            # A task cancelled before its first step never ran its handler: finish it here.
+            if run.task.cancelled():
+                return self._finish(state, run, RagIngestionState.CANCELLED)
+            raise
+
+    def status(self, index_name: str) -> RagIndexStatus:
+        state = self._state(index_name)
+        active = state.active.snapshot() if state.active is not None else None
+        return RagIndexStatus(
+            index_name=index_name,
+            readiness=_readiness(state),
+            active_operation=active,
+            last_operation=state.last,
+            updated_at=state.updated_at or _now(),
+        )
+
+    async def aclose(self) -> None:
+        """Cancel every active run and wait for it (host shutdown)."""
+        self._closed = True
+        runs = [s.active for s in self._states.values() if s.active is not None]
+        for run in runs:
+            if run.task is not None and run.operation.state is RagIngestionState.RUNNING:
+                run.operation = replace(run.operation, state=RagIngestionState.CANCELLING)
+                run.task.cancel()
+        await asyncio.gather(*(run.task for run in runs if run.task is not None), return_exceptions=True)
+        for state in self._states.values():
+            if state.active is not None and state.active.task is not None and state.active.task.cancelled():
+                self._finish(state, state.active, RagIngestionState.CANCELLED)
+
+    async def _execute(self, state: _IndexState, run: _Run) -> RagIngestionOperation:
+        index_name = run.operation.index_name
+        terminal: RagIngestionState
+        try:
+            resources = await self._runtime.get(index_name)
+            await IngestionPipeline(resources, run.tracker).run()
+            terminal = _terminal_state(run.tracker)
+        except asyncio.CancelledError:
+            terminal = RagIngestionState.CANCELLED
+        except Exception as exc:
+            log.warning("ingestion.failed", index=index_name, operation=run.operation.operation_id, error=type(exc).__name__)
+            run.tracker.last_failure = RagIngestionFailure(code="ingestion_failed", timestamp=_now())
+            terminal = RagIngestionState.FAILED
+        return self._finish(state, run, terminal)
+
+    def _finish(self, state: _IndexState, run: _Run, terminal: RagIngestionState) -> RagIngestionOperation:
+        if state.active is not run and state.last is not None and state.last.operation_id == run.operation.operation_id:
+            return state.last  # already finished
+        index_name = run.operation.index_name
+        finished = replace(run.snapshot(), state=terminal, completed_at=_now())
+        state.last = finished
+        state.active = None
+        state.updated_at = finished.completed_at
+        if terminal in (RagIngestionState.COMPLETED, RagIngestionState.PARTIALLY_COMPLETED):
+            state.usable = True
+        p = finished.progress
+        log.info(
+            "ingestion.finished",
+            index=index_name,
+            operation=finished.operation_id,
+            state=terminal.value,
+            discovered=p.discovered_documents,
+            added=p.added_documents,
+            updated=p.updated_documents,
+            skipped=p.skipped_documents,
+            deleted=p.deleted_documents,
+            failed=p.failed_documents,
+            chunks=p.produced_chunks,
+            duration_ms=round((finished.duration_seconds or 0.0) * 1000, 3),
+        )
+        return finished
+
+
+def _terminal_state(tracker: ProgressTracker) -> RagIngestionState:
+    p = tracker.progress
+    if p.failed_documents == 0:
+        return RagIngestionState.COMPLETED
+    if p.processed_documents == p.failed_documents:
+        return RagIngestionState.FAILED
+    return RagIngestionState.PARTIALLY_COMPLETED
+
+
+def _readiness(state: _IndexState) -> RagIndexReadiness:
+    if state.active is not None:
+        return RagIndexReadiness.READY if state.usable else RagIndexReadiness.INITIALIZING
+    last = state.last
+    if last is None:
+        return RagIndexReadiness.NOT_INITIALIZED
+    if last.state is RagIngestionState.COMPLETED:
+        return RagIndexReadiness.READY
+    if last.state is RagIngestionState.PARTIALLY_COMPLETED:
+        return RagIndexReadiness.DEGRADED
+    if last.state is RagIngestionState.FAILED:
+        return RagIndexReadiness.DEGRADED if state.usable else RagIndexReadiness.FAILED
+    return RagIndexReadiness.READY if state.usable else RagIndexReadiness.NOT_INITIALIZED

@@ -1,0 +1,135 @@
+"""The incremental ingestion pipeline: source -> chunk -> embed (batched) -> store.
+
+Incremental by content hash: the hash covers the document content and the configuration that turns
+it into chunks and vectors (chunking options, embedding model, dimension, metric), so an unchanged
+document is neither re-chunked nor re-embedded, and a configuration change re-ingests everything.
+Each document is written with one atomic ``replace_document``, so a crash or cancellation leaves
+every document at its old version or its new one. Documents gone from every source are deleted; a
+document that failed to read keeps its previous version.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+
+import numpy as np
+import structlog
+
+from runiq.rag.chunking.base import chunker_for
+from runiq.rag.documents import RagDocument
+from runiq.rag.embeddings.base import FloatMatrix
+from runiq.rag.errors import ProviderError, VectorStoreError
+from runiq.rag.ingestion.operation import RagIngestionFailure, RagIngestionProgress
+from runiq.rag.runtime import IndexResources
+from runiq.rag.stores.base import StoredDocument
+
+__all__ = ["IngestionPipeline", "ProgressTracker", "safe_id"]
+
+log = structlog.get_logger(__name__)
+
+
+def safe_id(value: str) -> str:
+    """A short hash for logs: document ids are often paths."""
+    return hashlib.sha256(value.encode("utf-8")).hexdigest()[:12]
+
+
+@dataclass(slots=True)
+class ProgressTracker:
+    progress: RagIngestionProgress = field(default_factory=RagIngestionProgress)
+    last_failure: RagIngestionFailure | None = None
+
+    def add(self, **deltas: int) -> None:
+        current = self.progress
+        self.progress = replace(current, **{k: getattr(current, k) + v for k, v in deltas.items()})
+
+    def fail(self, document_id: str | None, code: str, source_kind: str | None = None) -> None:
+        self.add(processed_documents=1, failed_documents=1)
+        self.last_failure = RagIngestionFailure(
+            code=code, timestamp=datetime.now(UTC), document_id=document_id, source_kind=source_kind
+        )
+
+
+def _failure_code(exc: Exception) -> str:
+    if isinstance(exc, ProviderError):
+        return "embedding_failed"
+    if isinstance(exc, VectorStoreError):
+        return "store_failed"
+    return "document_failed"
+
+
+class IngestionPipeline:
+    def __init__(self, resources: IndexResources, tracker: ProgressTracker) -> None:
+        self._resources = resources
+        self._tracker = tracker
+        self._name = resources.definition.name
+        self._fingerprint = resources.configuration_fingerprint
+
+    async def run(self) -> None:
+        store = self._resources.store
+        await store.ensure_index(self._resources.spec)
+        stored = dict(await store.document_hashes(self._name))
+        seen: set[str] = set()
+        semaphore = asyncio.Semaphore(self._resources.definition.document_concurrency)
+        for source in self._resources.definition.sources:
+            result = await source.read()
+            self._tracker.add(discovered_documents=len(result.documents) + len(result.failures))
+            for failure in result.failures:
+                seen.add(failure.document_id)
+                self._tracker.fail(failure.document_id, failure.code, source.source_kind)
+            async with asyncio.TaskGroup() as group:
+                for document in sorted(result.documents, key=lambda d: d.document_id):
+                    if document.document_id in seen:
+                        self._tracker.fail(document.document_id, "duplicate_document_id", source.source_kind)
+                        continue
+                    seen.add(document.document_id)
+                    group.create_task(self._guarded(document, stored.get(document.document_id), semaphore))
+        stale = sorted(set(stored) - seen)
+        if stale:
+            deleted = await store.delete_documents(self._name, stale)
+            self._tracker.add(deleted_documents=deleted)
+
+    async def _guarded(self, document: RagDocument, stored_hash: str | None, semaphore: asyncio.Semaphore) -> None:
+        async with semaphore:
+            try:
+                await self._ingest(document, stored_hash)
+            except Exception as exc:  # one document's failure never aborts the batch
+                code = _failure_code(exc)
+                log.warning(
+                    "ingestion.document_failed",
+                    index=self._name,
+                    document=safe_id(document.document_id),
+                    code=code,
+                    error=type(exc).__name__,
+                )
+                self._tracker.fail(document.document_id, code)
+
+    async def _ingest(self, document: RagDocument, stored_hash: str | None) -> None:
+        content_hash = document.content_hash(self._fingerprint)
+        if stored_hash == content_hash:
+            self._tracker.add(processed_documents=1, skipped_documents=1)
+            return
+        chunks = chunker_for(document, self._resources.definition.chunking).chunk(document)
+        vectors = None
+        embedder = self._resources.embedder
+        if embedder is not None and chunks:
+            vectors = await embedder.embed([chunk.content for chunk in chunks])
+        stored = StoredDocument(
+            document_id=document.document_id, content_hash=content_hash, title=document.title, metadata=document.metadata
+        )
+        if embedder is not None and vectors is None:
+            vectors = _empty(embedder.client.dimensions)
+        await self._resources.store.replace_document(self._name, stored, chunks, vectors)
+        outcome = {"added_documents": 1} if stored_hash is None else {"updated_documents": 1}
+        self._tracker.add(
+            processed_documents=1,
+            produced_chunks=len(chunks),
+            produced_embeddings=len(chunks) if embedder is not None else 0,
+            **outcome,
+        )
+
+
+def _empty(dims: int) -> FloatMatrix:
+    return np.empty((0, dims), dtype=np.float32)

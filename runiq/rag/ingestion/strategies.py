@@ -1,0 +1,104 @@
+"""Ingestion strategies: frozen values that say when an index ingests automatically.
+
+The strategy controls automatic triggers only; every index also accepts a manual run.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import Enum
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from croniter import croniter
+
+from runiq.rag.errors import RagConfigurationError
+
+__all__ = ["IngestionBuilder", "IngestionStrategy", "IngestionStrategyKind", "normalise_schedule"]
+
+_CRON_CHARS = re.compile(r"^[0-9*,\-/]+$")
+
+
+class IngestionStrategyKind(str, Enum):
+    MANUAL = "manual"  # only explicit starts
+    ON_STARTUP = "on_startup"  # Host.start() blocks until ingestion completes
+    BACKGROUND_ON_STARTUP = "background_on_startup"  # started with the host, does not block it
+    SCHEDULED = "scheduled"  # five-field cron, per-process scheduler
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IngestionStrategy:
+    kind: IngestionStrategyKind = IngestionStrategyKind.MANUAL
+    schedule: str | None = None
+    time_zone: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind is IngestionStrategyKind.SCHEDULED:
+            if self.schedule is None:
+                raise RagConfigurationError("A scheduled ingestion strategy needs a five-field cron schedule.")
+            object.__setattr__(self, "schedule", normalise_schedule(self.schedule))
+            if self.time_zone is not None:
+                _check_time_zone(self.time_zone)
+        elif self.schedule is not None or self.time_zone is not None:
+            raise RagConfigurationError("Only a scheduled ingestion strategy takes a schedule or time zone.")
+
+
+def normalise_schedule(expression: str) -> str:
+    """Collapse whitespace and validate a five-field cron expression (numbers, ``* , - /`` only)."""
+    if not isinstance(expression, str):
+        raise RagConfigurationError("A cron schedule must be a string.")
+    fields = expression.split()
+    normalised = " ".join(fields)
+    if (
+        len(fields) != 5
+        or not all(_CRON_CHARS.match(f) and _ranges_ascend(f) for f in fields)
+        or not croniter.is_valid(normalised)
+    ):
+        raise RagConfigurationError(
+            "Invalid cron schedule: use five fields (minute hour day month weekday) with numbers, '*', ',', '-' and '/'."
+        )
+    return normalised
+
+
+def _ranges_ascend(field: str) -> bool:
+    """croniter accepts wrap-around ranges such as ``10-5``; we reject them as ambiguous."""
+    for part in field.split(","):
+        bounds = part.split("/", 1)[0].split("-")
+        if len(bounds) == 2 and bounds[0].isdigit() and bounds[1].isdigit() and int(bounds[0]) > int(bounds[1]):
+            return False
+    return True
+
+
+def _check_time_zone(name: str) -> None:
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise RagConfigurationError("Unknown time zone for the ingestion schedule.") from None
+
+
+class IngestionBuilder:
+    """``configure_ingestion(lambda ingestion: ingestion.on_startup())``: exactly one selection."""
+
+    def __init__(self) -> None:
+        self._strategy: IngestionStrategy | None = None
+
+    def _select(self, strategy: IngestionStrategy) -> IngestionBuilder:
+        if self._strategy is not None:
+            raise RagConfigurationError("An ingestion strategy was already selected for this index.")
+        self._strategy = strategy
+        return self
+
+    def manual(self) -> IngestionBuilder:
+        return self._select(IngestionStrategy(kind=IngestionStrategyKind.MANUAL))
+
+    def on_startup(self) -> IngestionBuilder:
+        return self._select(IngestionStrategy(kind=IngestionStrategyKind.ON_STARTUP))
+
+    def background_on_startup(self) -> IngestionBuilder:
+        return self._select(IngestionStrategy(kind=IngestionStrategyKind.BACKGROUND_ON_STARTUP))
+
+    def scheduled(self, cron: str, time_zone: str | None = None) -> IngestionBuilder:
+        return self._select(IngestionStrategy(kind=IngestionStrategyKind.SCHEDULED, schedule=cron, time_zone=time_zone))
+
+    def build(self) -> IngestionStrategy:
+        return self._strategy or IngestionStrategy()

@@ -1,0 +1,15 @@
+"""Registration: the fluent builders, frozen definitions and settings binding (``add_runiq_rag`` lives in ``runiq.rag.wiring``)."""
+
+from __future__ import annotations
+
+from runiq.rag.registration.builder import IndexBuilder, ProviderSelection, RagBuilder
+from runiq.rag.registration.definitions import IndexDefinition, IndexRegistry, ProviderReference
+
+__all__ = [
+    "IndexBuilder",
+    "IndexDefinition",
+    "IndexRegistry",
+    "ProviderReference",
+    "ProviderSelection",
+    "RagBuilder",
+]

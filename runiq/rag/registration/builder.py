@@ -1,0 +1,223 @@
+"""The fluent registration API: ``RagBuilder.add_index(name, configure)`` and ``IndexBuilder``.
+
+Registration validates everything it can at once and stores frozen definitions. It scans no files,
+opens no connection and starts no task: provider factories run when the host first needs them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any, Protocol, Self, runtime_checkable
+
+
+from runiq.plugins.registry import ProviderKind, ProviderRegistry
+from runiq.rag.chunking.base import ChunkingOptions
+from runiq.rag.documents import RagDocument
+from runiq.rag.errors import RagConfigurationError
+from runiq.rag.ingestion.strategies import IngestionBuilder, IngestionStrategy
+from runiq.rag.registration.definitions import IndexDefinition, ProviderReference
+from runiq.rag.retrieval.query import RagRetrievalMode
+from runiq.rag.sources.base import DocumentSource
+from runiq.rag.sources.directory import DEFAULT_MAX_FILE_BYTES, DirectorySource
+from runiq.rag.sources.memory import InMemorySource
+from runiq.rag.stores.base import DistanceMetric
+
+__all__ = ["INDEX_NAME_PATTERN", "IndexBuilder", "ProviderSelection", "RagBuilder"]
+
+INDEX_NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
+@runtime_checkable
+class ProviderSelection(Protocol):
+    """A typed provider choice exported by a plugin (``HashingEmbedding()``, ``OpenAiEmbedding(...)``)."""
+
+    @property
+    def provider_name(self) -> str: ...
+
+    @property
+    def display_name(self) -> str: ...
+
+    def provider_options(self) -> Mapping[str, object]: ...
+
+
+def validate_index_name(name: object) -> str:
+    if not isinstance(name, str) or not INDEX_NAME_PATTERN.match(name.strip()):
+        raise RagConfigurationError(
+            "RAG index names must be 1-128 characters of letters, digits, '.', '_' or '-', starting with a letter or digit."
+        )
+    return name.strip()
+
+
+class IndexBuilder:
+    """Configures one index. Each ``use_*`` selection may be made once; a second one is a conflict."""
+
+    def __init__(self, name: str, providers: ProviderRegistry) -> None:
+        self._name = name
+        self._providers = providers
+        self._sources: list[DocumentSource] = []
+        self._embedding: ProviderReference | None = None
+        self._store: ProviderReference | None = None
+        self._reranker: ProviderReference | None = None
+        self._metric = DistanceMetric.COSINE
+        self._chunking: ChunkingOptions | None = None
+        self._ingestion: IngestionStrategy | None = None
+        self._default_mode: RagRetrievalMode | None = None
+        self._batching: tuple[int, int] | None = None
+
+    # -- sources -----------------------------------------------------------------------------
+
+    def use_directory(
+        self, path: str | Path, pattern: str = "*", recursive: bool = False, *, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+    ) -> Self:
+        """Read files under ``path`` matching ``pattern``. The directory need not exist yet."""
+        return self.add_source(
+            DirectorySource(root=Path(path), pattern=pattern, recursive=recursive, max_file_bytes=max_file_bytes)
+        )
+
+    def use_documents(self, documents: Iterable[RagDocument]) -> Self:
+        """Ingest documents the application already holds."""
+        return self.add_source(InMemorySource(documents))
+
+    def add_source(self, source: DocumentSource) -> Self:
+        if not isinstance(source, DocumentSource):
+            raise RagConfigurationError(f"RAG index '{self._name}': a source must implement DocumentSource.")
+        if any(existing.identity == source.identity for existing in self._sources):
+            raise RagConfigurationError(f"RAG index '{self._name}' already has this document source.")
+        self._sources.append(source)
+        return self
+
+    # -- providers ---------------------------------------------------------------------------
+
+    def use_embedding(self, selection: ProviderSelection | str, /, **options: Any) -> Self:
+        if self._embedding is not None:
+            raise RagConfigurationError(f"RAG index '{self._name}' already has an embedding provider.")
+        self._embedding = self._reference(ProviderKind.EMBEDDING, selection, options)
+        return self
+
+    def use_vector_store(
+        self, selection: ProviderSelection | str, /, *, metric: DistanceMetric | str | None = None, **options: Any
+    ) -> Self:
+        if self._store is not None:
+            raise RagConfigurationError(f"RAG index '{self._name}' already has a vector store.")
+        self._store = self._reference(ProviderKind.VECTOR_STORE, selection, options)
+        if metric is not None:
+            self._metric = _metric(metric, self._name)
+        return self
+
+    def use_in_memory_vector_store(self, metric: DistanceMetric | str = DistanceMetric.COSINE) -> Self:
+        return self.use_vector_store("in-memory", metric=metric)
+
+    def use_reranker(self, selection: ProviderSelection | str, /, **options: Any) -> Self:
+        if self._reranker is not None:
+            raise RagConfigurationError(f"RAG index '{self._name}' already has a reranker.")
+        self._reranker = self._reference(ProviderKind.RERANKER, selection, options)
+        return self
+
+    def _reference(self, kind: ProviderKind, selection: ProviderSelection | str, options: Mapping[str, Any]) -> ProviderReference:
+        if isinstance(selection, str):
+            name, display, merged = selection, selection, dict(options)
+        elif isinstance(selection, ProviderSelection):
+            if options:
+                raise RagConfigurationError(
+                    f"RAG index '{self._name}': pass options inside the typed {kind.value} selection, not beside it."
+                )
+            name, display, merged = selection.provider_name, selection.display_name, dict(selection.provider_options())
+        else:
+            raise RagConfigurationError(f"RAG index '{self._name}': a {kind.value} must be a selection or a name.")
+        spec = self._providers.get(kind, name)
+        validated = spec.validate_options(merged, context=f"RAG index '{self._name}'")
+        return ProviderReference(kind=kind, name=name, options=validated, display_name=display)
+
+    # -- behaviour ---------------------------------------------------------------------------
+
+    def configure_chunking(self, max_characters: int = 1000, overlap: int = 100) -> Self:
+        if self._chunking is not None:
+            raise RagConfigurationError(f"RAG index '{self._name}' already configured chunking.")
+        self._chunking = ChunkingOptions(max_characters=max_characters, overlap=overlap)
+        return self
+
+    def configure_embedding_batching(self, batch_size: int = 64, concurrency: int = 2) -> Self:
+        if batch_size <= 0 or concurrency <= 0:
+            raise RagConfigurationError("Embedding batch_size and concurrency must be greater than zero.")
+        self._batching = (batch_size, concurrency)
+        return self
+
+    def configure_ingestion(self, configure: Callable[[IngestionBuilder], object]) -> Self:
+        if self._ingestion is not None:
+            raise RagConfigurationError(f"RAG index '{self._name}' already configured ingestion.")
+        ingestion = IngestionBuilder()
+        configure(ingestion)  # an exception here leaves the index builder unchanged
+        self._ingestion = ingestion.build()
+        return self
+
+    def use_default_mode(self, mode: RagRetrievalMode | str) -> Self:
+        """The mode used when a query omits ``mode`` (``SEMANTIC`` unless changed)."""
+        try:
+            self._default_mode = RagRetrievalMode(mode)
+        except ValueError:
+            raise RagConfigurationError(f"RAG index '{self._name}': unknown retrieval mode.") from None
+        return self
+
+    def build(self) -> IndexDefinition:
+        if not self._sources:
+            raise RagConfigurationError(f"RAG index '{self._name}' must define at least one document source.")
+        if self._store is None:
+            raise RagConfigurationError(
+                f"RAG index '{self._name}' must define a vector store (for example use_in_memory_vector_store())."
+            )
+        mode = self._default_mode or RagRetrievalMode.SEMANTIC
+        if self._embedding is None and mode is not RagRetrievalMode.LEXICAL:
+            raise RagConfigurationError(
+                f"RAG index '{self._name}' defaults to {mode.value} retrieval but has no embedding provider; "
+                "call use_embedding(...) or use_default_mode(RagRetrievalMode.LEXICAL)."
+            )
+        batch_size, concurrency = self._batching or (64, 2)
+        return IndexDefinition(
+            name=self._name,
+            sources=tuple(self._sources),
+            embedding=self._embedding,
+            vector_store=self._store,
+            reranker=self._reranker,
+            metric=self._metric,
+            chunking=self._chunking or ChunkingOptions(),
+            ingestion=self._ingestion or IngestionStrategy(),
+            default_mode=mode,
+            embedding_batch_size=batch_size,
+            embedding_concurrency=concurrency,
+        )
+
+
+def _metric(value: DistanceMetric | str, index_name: str) -> DistanceMetric:
+    try:
+        return DistanceMetric(value)
+    except ValueError:
+        raise RagConfigurationError(f"RAG index '{index_name}': unknown distance metric.") from None
+
+
+class RagBuilder:
+    """Collects index definitions. ``add_runiq_rag`` returns the same builder on repeated calls."""
+
+    def __init__(self, providers: ProviderRegistry) -> None:
+        self._providers = providers
+        self._definitions: dict[str, IndexDefinition] = {}
+        self._frozen = False
+
+    def add_index(self, name: str, configure: Callable[[IndexBuilder], object]) -> Self:
+        if self._frozen:
+            raise RagConfigurationError("Indexes cannot be added after the host is built.")
+        clean = validate_index_name(name)
+        if clean in self._definitions:
+            raise RagConfigurationError(f"RAG index '{clean}' is already registered.")
+        index = IndexBuilder(clean, self._providers)
+        configure(index)
+        self._definitions[clean] = index.build()
+        return self
+
+    @property
+    def definitions(self) -> tuple[IndexDefinition, ...]:
+        return tuple(self._definitions.values())
+
+    def freeze(self) -> None:
+        self._frozen = True

@@ -1,0 +1,54 @@
+"""Config-driven deployments: turn ``RuniqSettings.rag.indexes`` into the same calls the code path makes.
+
+Because settings go through :class:`IndexBuilder` too, both paths produce identical definitions and
+share every validation rule.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from runiq.rag.errors import RagConfigurationError
+from runiq.rag.ingestion.strategies import IngestionBuilder
+from runiq.rag.registration.builder import IndexBuilder, RagBuilder
+from runiq.settings import IndexSettings, RuniqSettings
+
+__all__ = ["add_indexes_from_settings"]
+
+
+def add_indexes_from_settings(rag: RagBuilder, settings: RuniqSettings) -> RagBuilder:
+    base = settings.config_dir or Path.cwd()
+    for name, index in settings.rag.indexes.items():
+        rag.add_index(name, lambda builder, index=index: _configure(builder, index, base))
+    return rag
+
+
+def _configure(builder: IndexBuilder, index: IndexSettings, base: Path) -> None:
+    for source in index.sources:
+        path = Path(source.path)
+        builder.use_directory(
+            path if path.is_absolute() else base / path,
+            source.pattern,
+            recursive=source.recursive,
+            max_file_bytes=source.max_file_bytes,
+        )
+    if index.embedding is not None:
+        builder.use_embedding(index.embedding.provider, **index.embedding.options)
+    builder.use_vector_store(index.vector_store.provider, metric=index.metric, **index.vector_store.options)
+    builder.configure_chunking(index.chunking.max_characters, index.chunking.overlap)
+    builder.configure_ingestion(lambda ingestion: _strategy(ingestion, index))
+    builder.use_default_mode(index.default_mode)
+
+
+def _strategy(ingestion: IngestionBuilder, index: IndexSettings) -> None:
+    options = index.ingestion
+    if options.strategy != "scheduled" and (options.schedule is not None or options.time_zone is not None):
+        raise RagConfigurationError("Only a scheduled ingestion strategy takes a schedule or time zone.")
+    if options.strategy == "scheduled":
+        ingestion.scheduled(options.schedule or "", options.time_zone)
+    elif options.strategy == "on_startup":
+        ingestion.on_startup()
+    elif options.strategy == "background_on_startup":
+        ingestion.background_on_startup()
+    else:
+        ingestion.manual()

@@ -1,0 +1,202 @@
+"""The retriever facade: dispatch by mode, map store hits to results with provenance, fuse hybrids."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import structlog
+
+from runiq.rag.errors import RagError, RagValidationError, RetrievalError, RetrievalErrorCode, VectorIndexNotFoundError
+from runiq.rag.lexical.query import parse_lexical_query
+from runiq.rag.retrieval.fusion import reciprocal_rank_fusion
+from runiq.rag.retrieval.query import RagQuery, RagRetrievalMode
+from runiq.rag.retrieval.results import (
+    RagRetrievalHit,
+    RagRetrievalProvenance,
+    RagRetrievalResult,
+    RagRetrievalStatistics,
+    SourceRank,
+)
+from runiq.rag.stores.base import LexicalSearch, StoreHit
+
+if TYPE_CHECKING:
+    from runiq.rag.runtime import IndexResources, IndexRuntime
+
+__all__ = ["RagRetriever", "RetrievalOptions"]
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RetrievalOptions:
+    """``hybrid_candidate_multiplier``: each hybrid source contributes ``top_k * multiplier`` candidates."""
+
+    hybrid_candidate_multiplier: int = 4
+
+    def __post_init__(self) -> None:
+        if self.hybrid_candidate_multiplier < 1:
+            raise RagValidationError("hybrid_candidate_multiplier must be at least 1.")
+
+
+class RagRetriever:
+    """Retrieves candidates from a registered index. ``top_k`` limits candidates; it accepts nothing."""
+
+    def __init__(self, runtime: IndexRuntime, options: RetrievalOptions | None = None) -> None:
+        self._runtime = runtime
+        self._options = options or RetrievalOptions()
+
+    async def retrieve(self, query: RagQuery) -> RagRetrievalResult:
+        started = time.perf_counter()
+        resources = await self._runtime.get(query.index_name)
+        mode = query.mode or resources.definition.default_mode
+        try:
+            hits, stats = await self._dispatch(resources, query, mode)
+        except RagError as exc:
+            log.info("retrieval.failed", index=query.index_name, mode=mode.value, error=type(exc).__name__)
+            raise
+        duration = time.perf_counter() - started
+        log.info(
+            "retrieval.completed",
+            index=query.index_name,
+            mode=mode.value,
+            hits=len(hits),
+            semantic_candidates=stats.semantic_candidates,
+            lexical_candidates=stats.lexical_candidates,
+            duration_ms=round(duration * 1000, 3),
+        )
+        return RagRetrievalResult(
+            index_name=query.index_name, mode=mode, hits=tuple(hits), statistics=stats, duration_seconds=duration
+        )
+
+    async def _dispatch(
+        self, resources: IndexResources, query: RagQuery, mode: RagRetrievalMode
+    ) -> tuple[list[RagRetrievalHit], RagRetrievalStatistics]:
+        if mode is RagRetrievalMode.LEXICAL:
+            lexical = await self._lexical(resources, query, query.top_k)
+            hits = [_lexical_hit(hit, rank) for rank, hit in enumerate(lexical, start=1)]
+            return hits, RagRetrievalStatistics(lexical_candidates=len(lexical))
+        if resources.embedder is None:
+            raise RagValidationError(
+                f"RAG index '{query.index_name}' has no embedding provider; semantic and hybrid retrieval need one."
+            )
+        if mode is RagRetrievalMode.SEMANTIC:
+            semantic = await self._semantic(resources, query, query.top_k)
+            hits = [_semantic_hit(hit, rank) for rank, hit in enumerate(semantic, start=1)]
+            return hits, RagRetrievalStatistics(semantic_candidates=len(semantic))
+        return await self._hybrid(resources, query)
+
+    async def _hybrid(
+        self, resources: IndexResources, query: RagQuery
+    ) -> tuple[list[RagRetrievalHit], RagRetrievalStatistics]:
+        depth = query.candidate_depth or query.top_k * self._options.hybrid_candidate_multiplier
+        _require_lexical(resources, query.index_name)
+        # Both sources run concurrently; if either fails the TaskGroup cancels the other and the
+        # whole request fails: there is no silent fallback to one source.
+        try:
+            async with asyncio.TaskGroup() as group:
+                semantic_task = group.create_task(self._semantic(resources, query, depth))
+                lexical_task = group.create_task(self._lexical(resources, query, depth))
+        except ExceptionGroup as failures:
+            raise _first_leaf(failures) from None
+        semantic, lexical = semantic_task.result(), lexical_task.result()
+        fused = reciprocal_rank_fusion([h.key for h in semantic], [h.key for h in lexical])
+        by_key = {h.key: h for h in lexical} | {h.key: h for h in semantic}
+        sem_by_key = {h.key: h for h in semantic}
+        lex_by_key = {h.key: h for h in lexical}
+        hits = []
+        for fused_rank, candidate in enumerate(fused[: query.top_k], start=1):
+            sem_rank, lex_rank = candidate.ranks
+            sem = sem_by_key.get(candidate.key)
+            lex = lex_by_key.get(candidate.key)
+            provenance = RagRetrievalProvenance(
+                mode=RagRetrievalMode.HYBRID,
+                semantic=_source(sem, sem_rank),
+                lexical=_source(lex, lex_rank),
+                fused_score=candidate.score,
+                fused_rank=fused_rank,
+            )
+            hits.append(_hit(by_key[candidate.key], fused_rank, provenance, semantic_scores=sem is not None))
+        stats = RagRetrievalStatistics(
+            semantic_candidates=len(semantic), lexical_candidates=len(lexical), fused_candidates=len(fused)
+        )
+        return hits, stats
+
+    async def _semantic(self, resources: IndexResources, query: RagQuery, depth: int) -> list[StoreHit]:
+        assert resources.embedder is not None
+        try:
+            vector = await resources.embedder.embed_query(query.text)
+        except Exception as exc:
+            raise RetrievalError(
+                RetrievalErrorCode.EMBEDDING_FAILED, query.index_name, type(exc).__name__
+            ) from _safe_cause(exc)
+        try:
+            return await resources.store.search(query.index_name, vector, top_k=depth, filters=query.filters)
+        except (RagValidationError, VectorIndexNotFoundError):
+            raise
+        except Exception as exc:
+            raise RetrievalError(
+                RetrievalErrorCode.VECTOR_STORE_QUERY_FAILED, query.index_name, type(exc).__name__
+            ) from _safe_cause(exc)
+
+    async def _lexical(self, resources: IndexResources, query: RagQuery, depth: int) -> list[StoreHit]:
+        store = _require_lexical(resources, query.index_name)
+        parsed = parse_lexical_query(query.text)
+        try:
+            return await store.lexical_search(query.index_name, parsed, top_k=depth, filters=query.filters)
+        except (RagValidationError, VectorIndexNotFoundError):
+            raise
+        except Exception as exc:
+            raise RetrievalError(
+                RetrievalErrorCode.LEXICAL_QUERY_FAILED, query.index_name, type(exc).__name__
+            ) from _safe_cause(exc)
+
+
+def _first_leaf(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    first = group.exceptions[0]
+    return _first_leaf(first) if isinstance(first, BaseExceptionGroup) else first
+
+
+def _safe_cause(exc: BaseException) -> BaseException | None:
+    """Chain only runiq's own errors, whose text is content-free; provider text may echo input."""
+    return exc if isinstance(exc, RagError) else None
+
+
+def _require_lexical(resources: IndexResources, index_name: str) -> LexicalSearch:
+    store = resources.store
+    if not isinstance(store, LexicalSearch):
+        raise RetrievalError(RetrievalErrorCode.LEXICAL_NOT_SUPPORTED, index_name)
+    return store
+
+
+def _source(hit: StoreHit | None, rank: int | None) -> SourceRank | None:
+    if hit is None or rank is None:
+        return None
+    return SourceRank(rank=rank, raw_score=hit.raw_score, metric=hit.metric)
+
+
+def _hit(hit: StoreHit, rank: int, provenance: RagRetrievalProvenance, *, semantic_scores: bool) -> RagRetrievalHit:
+    return RagRetrievalHit(
+        document_id=hit.document_id,
+        chunk_id=hit.chunk_id,
+        content=hit.content,
+        metadata=hit.metadata,
+        rank=rank,
+        raw_score=hit.raw_score if semantic_scores else None,
+        metric=hit.metric if semantic_scores else None,
+        higher_is_better=hit.higher_is_better if semantic_scores else None,
+        relevance=hit.relevance if semantic_scores else None,
+        provenance=provenance,
+    )
+
+
+def _semantic_hit(hit: StoreHit, rank: int) -> RagRetrievalHit:
+    provenance = RagRetrievalProvenance(mode=RagRetrievalMode.SEMANTIC, semantic=_source(hit, rank))
+    return _hit(hit, rank, provenance, semantic_scores=True)
+
+
+def _lexical_hit(hit: StoreHit, rank: int) -> RagRetrievalHit:
+    provenance = RagRetrievalProvenance(mode=RagRetrievalMode.LEXICAL, lexical=_source(hit, rank))
+    return _hit(hit, rank, provenance, semantic_scores=False)

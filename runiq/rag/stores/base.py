@@ -1,0 +1,140 @@
+"""The vector store boundary.
+
+A store persists, per logical index, documents (with the content hash that produced them) and their
+chunk sets (content, metadata, and a vector when the index has an embedding model). Writes are per
+document and atomic: after ``replace_document`` the document has exactly the new chunk set, never a
+mix. Lexical search is a separate capability (:class:`LexicalSearch`) so a store may offer semantic
+search only; the retriever then refuses lexical and hybrid queries with a clear error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from runiq.rag.documents import ChunkKey, Metadata, MetadataValue, RagChunk
+
+if TYPE_CHECKING:
+    from runiq.rag.embeddings.base import FloatMatrix, FloatVector
+    from runiq.rag.lexical.query import LexicalQuery
+
+__all__ = ["DistanceMetric", "IndexSpec", "LexicalSearch", "StoreHit", "StoredDocument", "VectorStore"]
+
+
+class DistanceMetric(str, Enum):
+    """How vectors are compared. Each metric has its own raw-score direction (see ``scoring``)."""
+
+    COSINE = "cosine"
+    EUCLIDEAN = "euclidean"
+    DOT_PRODUCT = "dot_product"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IndexSpec:
+    """What an index was built with. A store refuses to mix vectors from a different model or dimension.
+
+    ``dimensions`` and ``embedding_model`` are ``None`` for a lexical-only index (no embedding client).
+    """
+
+    name: str
+    dimensions: int | None
+    metric: DistanceMetric = DistanceMetric.COSINE
+    embedding_model: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StoredDocument:
+    """A document's identity and the hash of the content and configuration its chunks came from."""
+
+    document_id: str
+    content_hash: str
+    title: str | None = None
+    metadata: Metadata = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StoreHit:
+    """One store result with its score semantics.
+
+    ``raw_score`` is the store's own value, interpreted through ``metric`` and ``higher_is_better``;
+    ``relevance`` is in [0, 1] only where the store documents the transformation, else ``None``.
+    """
+
+    document_id: str
+    chunk_id: str
+    content: str
+    metadata: Metadata
+    raw_score: float
+    metric: str
+    higher_is_better: bool
+    relevance: float | None
+
+    @property
+    def key(self) -> ChunkKey:
+        return ChunkKey(self.document_id, self.chunk_id)
+
+
+@runtime_checkable
+class VectorStore(Protocol):
+    """Durable or in-memory storage of chunk sets and their vectors, with metadata-filtered search.
+
+    Filters are equality on metadata keys, AND-combined; a chunk without the key never matches.
+    """
+
+    @property
+    def store_kind(self) -> str:
+        """A short display name ("in-memory", "postgresql"); never a DSN or path."""
+        ...
+
+    async def ensure_index(self, spec: IndexSpec) -> None:
+        """Create the index or check it matches; raises ``SchemaMismatchError`` on a different model/dimension."""
+        ...
+
+    async def replace_document(
+        self,
+        index_name: str,
+        document: StoredDocument,
+        chunks: Sequence[RagChunk],
+        vectors: FloatMatrix | None,
+    ) -> None:
+        """Atomically replace the document's chunk set (``vectors`` row i belongs to ``chunks[i]``)."""
+        ...
+
+    async def delete_documents(self, index_name: str, document_ids: Sequence[str]) -> int:
+        """Remove documents and their chunks; returns how many documents existed."""
+        ...
+
+    async def document_hashes(self, index_name: str) -> Mapping[str, str]:
+        """``document_id -> content_hash`` of everything stored, for incremental ingestion."""
+        ...
+
+    async def search(
+        self,
+        index_name: str,
+        vector: FloatVector,
+        *,
+        top_k: int,
+        filters: Mapping[str, MetadataValue] | None = None,
+    ) -> list[StoreHit]:
+        """Exact or approximate nearest chunks, best first, at most ``top_k``."""
+        ...
+
+    async def count(self, index_name: str) -> int:
+        """Number of chunks stored for the index (0 when it does not exist)."""
+        ...
+
+
+@runtime_checkable
+class LexicalSearch(Protocol):
+    """The optional lexical capability: ranked keyword search with exact-phrase intent."""
+
+    async def lexical_search(
+        self,
+        index_name: str,
+        query: LexicalQuery,
+        *,
+        top_k: int,
+        filters: Mapping[str, MetadataValue] | None = None,
+    ) -> list[StoreHit]: ...

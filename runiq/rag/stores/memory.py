@@ -1,0 +1,410 @@
+"""The in-memory store, for development, tests and small corpora.
+
+Vectors live in one contiguous float32 matrix per index, grown geometrically (no per-vector Python
+objects, no full copy per upsert). Deleted rows become holes that later inserts reuse, so row numbers
+are stable and the metadata filter index (``(key, value) -> rows``) and the BM25 postings never need
+renumbering. Search is one matrix-vector product in a worker thread plus ``argpartition``; the final
+top-k raw scores are recomputed in float64 so reported scores are exact, and ties are broken by
+``(document_id, chunk_id)``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from runiq.rag.documents import ChunkKey, Metadata, MetadataValue, RagChunk
+from runiq.rag.embeddings.base import FloatMatrix, FloatVector
+from runiq.rag.errors import (
+    RagValidationError,
+    SchemaMismatchError,
+    VectorDimensionMismatchError,
+    VectorIndexNotFoundError,
+)
+from runiq.rag.lexical.bm25 import BM25Index
+from runiq.rag.lexical.query import LexicalQuery, contains_phrase
+from runiq.rag.lexical.tokenizer import Analyzer, primary_tokens
+from runiq.rag.stores import scoring
+from runiq.rag.stores._rwlock import ReadWriteLock
+from runiq.rag.stores.base import DistanceMetric, IndexSpec, StoredDocument, StoreHit
+
+__all__ = ["InMemoryVectorStore", "InMemoryVectorStoreSelection"]
+
+_GROWTH = 1.125  # keeps spare capacity under ~12.5% while growth stays amortised O(1)
+_MIN_CAPACITY = 64
+# Below this many rows the thread hop costs more than the product itself.
+_INLINE_ROWS = 4096
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InMemoryVectorStoreSelection:
+    """Typed selection: ``index.use_vector_store(InMemoryVectorStoreSelection())``."""
+
+    provider_name: str = "in-memory"
+    display_name: str = "In-memory vector store"
+
+    def provider_options(self) -> dict[str, object]:
+        return {}
+
+
+@dataclass(slots=True)
+class _Row:
+    key: ChunkKey
+    content: str
+    metadata: Metadata
+
+
+@dataclass(slots=True)
+class _Index:
+    spec: IndexSpec
+    matrix: npt.NDArray[np.float32]
+    sq_norms: npt.NDArray[np.float32]
+    rows: list[_Row | None] = field(default_factory=list)
+    holes: list[int] = field(default_factory=list)
+    documents: dict[str, tuple[StoredDocument, list[int]]] = field(default_factory=dict)
+    by_metadata: dict[tuple[str, str], set[int]] = field(default_factory=dict)
+    lexical: BM25Index = field(default_factory=BM25Index)
+    lock: ReadWriteLock = field(default_factory=ReadWriteLock)
+
+    @property
+    def used(self) -> int:
+        return len(self.rows)
+
+    @property
+    def live(self) -> int:
+        return len(self.rows) - len(self.holes)
+
+
+def _filter_key(key: str, value: MetadataValue) -> tuple[str, str]:
+    # bool before int: True must not match 1.
+    return key, f"{type(value).__name__}:{value}"
+
+
+class InMemoryVectorStore:
+    """Implements :class:`VectorStore` and :class:`LexicalSearch`. State is lost when the process ends."""
+
+    def __init__(self, analyzer: Analyzer | None = None) -> None:
+        self._indexes: dict[str, _Index] = {}
+        self._analyzer = analyzer or Analyzer()
+
+    @property
+    def store_kind(self) -> str:
+        return "in-memory"
+
+    # -- writes ------------------------------------------------------------------------------
+
+    async def ensure_index(self, spec: IndexSpec) -> None:
+        existing = self._indexes.get(spec.name)
+        if existing is None:
+            dims = spec.dimensions or 0
+            self._indexes[spec.name] = _Index(
+                spec=spec,
+                matrix=np.zeros((0, dims), dtype=np.float32),
+                sq_norms=np.zeros(0, dtype=np.float32),
+                lexical=BM25Index(self._analyzer),
+            )
+            return
+        _check_compatible(existing.spec, spec)
+
+    async def drop_index(self, index_name: str) -> None:
+        self._indexes.pop(index_name, None)
+
+    async def replace_document(
+        self,
+        index_name: str,
+        document: StoredDocument,
+        chunks: Sequence[RagChunk],
+        vectors: FloatMatrix | None,
+    ) -> None:
+        index = self._require(index_name)
+        prepared = self._prepare_vectors(index, chunks, vectors)
+        async with index.lock.write():
+            self._remove_document(index, document.document_id)
+            rows = [self._insert(index, chunk, None if prepared is None else prepared[i]) for i, chunk in enumerate(chunks)]
+            index.documents[document.document_id] = (document, rows)
+
+    async def delete_documents(self, index_name: str, document_ids: Sequence[str]) -> int:
+        index = self._indexes.get(index_name)
+        if index is None:
+            return 0
+        async with index.lock.write():
+            return sum(1 for doc_id in document_ids if self._remove_document(index, doc_id))
+
+    def _prepare_vectors(
+        self, index: _Index, chunks: Sequence[RagChunk], vectors: FloatMatrix | None
+    ) -> npt.NDArray[np.float32] | None:
+        dims = index.spec.dimensions
+        if dims is None:
+            return None
+        if vectors is None:
+            raise RagValidationError("This index stores vectors; replace_document needs one vector per chunk.")
+        matrix = np.asarray(vectors, dtype=np.float32)
+        if matrix.ndim != 2 or matrix.shape[0] != len(chunks):
+            raise RagValidationError("replace_document needs exactly one vector per chunk.")
+        if matrix.shape[1] != dims:
+            raise VectorDimensionMismatchError(index.spec.name, dims, int(matrix.shape[1]))
+        if not np.isfinite(matrix).all():
+            raise RagValidationError("Vectors must be finite.")
+        if index.spec.metric is DistanceMetric.COSINE:
+            norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+            matrix = np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
+        return matrix
+
+    def _insert(self, index: _Index, chunk: RagChunk, vector: npt.NDArray[np.float32] | None) -> int:
+        row = _Row(key=chunk.key, content=chunk.content, metadata=chunk.metadata)
+        if index.holes:
+            slot = index.holes.pop()
+            index.rows[slot] = row
+        else:
+            slot = index.used
+            index.rows.append(row)
+            self._reserve(index, slot + 1)
+        if vector is not None:
+            index.matrix[slot] = vector
+            index.sq_norms[slot] = float(np.dot(vector, vector))
+        for key, value in chunk.metadata.items():
+            index.by_metadata.setdefault(_filter_key(key, value), set()).add(slot)
+        index.lexical.add(slot, chunk.content)
+        return slot
+
+    @staticmethod
+    def _reserve(index: _Index, needed: int) -> None:
+        capacity = index.matrix.shape[0]
+        if needed <= capacity:
+            return
+        new_capacity = max(_MIN_CAPACITY, needed, math.ceil(capacity * _GROWTH))
+        grown = np.zeros((new_capacity, index.matrix.shape[1]), dtype=np.float32)
+        grown[:capacity] = index.matrix
+        norms = np.zeros(new_capacity, dtype=np.float32)
+        norms[:capacity] = index.sq_norms
+        index.matrix, index.sq_norms = grown, norms
+
+    def _remove_document(self, index: _Index, document_id: str) -> bool:
+        entry = index.documents.pop(document_id, None)
+        if entry is None:
+            return False
+        for slot in entry[1]:
+            row = index.rows[slot]
+            if row is None:
+                continue
+            for key, value in row.metadata.items():
+                members = index.by_metadata.get(_filter_key(key, value))
+                if members is not None:
+                    members.discard(slot)
+            index.lexical.remove_text(slot, row.content)
+            index.rows[slot] = None
+            if index.spec.dimensions:
+                index.matrix[slot] = 0.0
+                index.sq_norms[slot] = 0.0
+            index.holes.append(slot)
+        return True
+
+    # -- reads -------------------------------------------------------------------------------
+
+    async def document_hashes(self, index_name: str) -> Mapping[str, str]:
+        index = self._indexes.get(index_name)
+        if index is None:
+            return {}
+        return {doc_id: entry[0].content_hash for doc_id, entry in index.documents.items()}
+
+    async def count(self, index_name: str) -> int:
+        index = self._indexes.get(index_name)
+        return 0 if index is None else index.live
+
+    def stored_vector_bytes(self, index_name: str) -> int:
+        """Bytes held for vectors (matrix plus norms), for memory benchmarks."""
+        index = self._require(index_name)
+        return int(index.matrix.nbytes + index.sq_norms.nbytes)
+
+    async def search(
+        self,
+        index_name: str,
+        vector: FloatVector,
+        *,
+        top_k: int,
+        filters: Mapping[str, MetadataValue] | None = None,
+    ) -> list[StoreHit]:
+        index = self._require(index_name)
+        _check_top_k(top_k)
+        dims = index.spec.dimensions
+        if dims is None:
+            raise RagValidationError("This index has no embedding model; use lexical retrieval.")
+        query = np.asarray(vector, dtype=np.float32).reshape(-1)
+        if query.shape[0] != dims:
+            raise VectorDimensionMismatchError(index_name, dims, int(query.shape[0]))
+        async with index.lock.read():
+            candidates = self._filter_rows(index, filters)
+            if candidates is not None and candidates.size == 0:
+                return []
+            if index.live == 0:
+                return []
+            work = index.used if candidates is None else candidates.size
+            if work <= _INLINE_ROWS:
+                return self._search_sync(index, query, top_k, candidates)
+            return await asyncio.to_thread(self._search_sync, index, query, top_k, candidates)
+
+    def _search_sync(
+        self,
+        index: _Index,
+        query: npt.NDArray[np.float32],
+        top_k: int,
+        candidates: npt.NDArray[np.int64] | None,
+    ) -> list[StoreHit]:
+        metric = index.spec.metric
+        if metric is DistanceMetric.COSINE:
+            norm = float(np.linalg.norm(query))
+            query = query / norm if norm > 0 else query
+        matrix = index.matrix[: index.used] if candidates is None else index.matrix[candidates]
+        scores = matrix @ query
+        if metric is DistanceMetric.EUCLIDEAN:
+            norms = index.sq_norms[: index.used] if candidates is None else index.sq_norms[candidates]
+            scores = 2.0 * scores - norms  # larger is nearer; the constant |q|^2 is dropped
+        if candidates is None and index.holes:
+            scores[np.asarray(index.holes, dtype=np.int64)] = -np.inf
+        live = index.live if candidates is None else candidates.size
+        k = min(top_k, live)
+        if k < scores.shape[0]:
+            part = np.argpartition(scores, scores.shape[0] - k)[scores.shape[0] - k :]
+            threshold = scores[part].min()
+            picked = np.flatnonzero(scores >= threshold)  # keeps every tie at the boundary
+        else:
+            picked = np.flatnonzero(scores > -np.inf)
+        rows = picked if candidates is None else candidates[picked]
+        return self._exact_hits(index, query, rows, k)
+
+    def _exact_hits(
+        self, index: _Index, query: npt.NDArray[np.float32], rows: npt.NDArray[np.int64], k: int
+    ) -> list[StoreHit]:
+        metric = index.spec.metric
+        vectors = index.matrix[rows].astype(np.float64)
+        q = query.astype(np.float64)
+        if metric is DistanceMetric.EUCLIDEAN:
+            raws = np.sqrt(np.maximum(((vectors - q) ** 2).sum(axis=1), 0.0))
+        else:
+            raws = vectors @ q
+        higher = scoring.higher_is_better(metric)
+        order = sorted(
+            range(len(rows)),
+            key=lambda i: (-raws[i] if higher else raws[i], *self._row(index, int(rows[i])).key),
+        )[:k]
+        name = scoring.metric_name(metric)
+        hits = []
+        for i in order:
+            row = self._row(index, int(rows[i]))
+            raw = float(raws[i])
+            hits.append(
+                StoreHit(
+                    document_id=row.key.document_id,
+                    chunk_id=row.key.chunk_id,
+                    content=row.content,
+                    metadata=row.metadata,
+                    raw_score=raw,
+                    metric=name,
+                    higher_is_better=higher,
+                    relevance=scoring.relevance(metric, raw),
+                )
+            )
+        return hits
+
+    async def lexical_search(
+        self,
+        index_name: str,
+        query: LexicalQuery,
+        *,
+        top_k: int,
+        filters: Mapping[str, MetadataValue] | None = None,
+    ) -> list[StoreHit]:
+        index = self._require(index_name)
+        _check_top_k(top_k)
+        if query.is_empty:
+            return []
+        async with index.lock.read():
+            return self._lexical_sync(index, query, top_k, filters)
+
+    def _lexical_sync(
+        self, index: _Index, query: LexicalQuery, top_k: int, filters: Mapping[str, MetadataValue] | None
+    ) -> list[StoreHit]:
+        allowed = self._filter_rows(index, filters)
+        allowed_set = None if allowed is None else set(allowed.tolist())
+        rows, values = index.lexical.scores(query.text)
+        scored = dict(zip(rows.tolist(), values.tolist(), strict=True))
+        phrases = query.phrase_tokens
+        if phrases:
+            pool = self._phrase_candidates(index, phrases, scored)
+            matched = {row for row in pool if self._has_phrases(index, row, phrases)}
+            scored = {row: scored.get(row, 0.0) for row in matched}
+        if allowed_set is not None:
+            scored = {row: s for row, s in scored.items() if row in allowed_set}
+        ranked = sorted(scored.items(), key=lambda item: (-item[1], *self._row(index, item[0]).key))[:top_k]
+        return [self._lexical_hit(self._row(index, row), score) for row, score in ranked]
+
+    def _phrase_candidates(
+        self, index: _Index, phrases: tuple[tuple[str, ...], ...], scored: dict[int, float]
+    ) -> set[int]:
+        words = [word for phrase in phrases for word in phrase]
+        rows = index.lexical.rows_with_all(words)
+        if rows is None:  # every phrase word is filtered out (e.g. stop words): check all live rows
+            return {slot for slot, row in enumerate(index.rows) if row is not None}
+        return rows
+
+    def _has_phrases(self, index: _Index, slot: int, phrases: tuple[tuple[str, ...], ...]) -> bool:
+        tokens = primary_tokens(self._row(index, slot).content)
+        return all(contains_phrase(tokens, phrase) for phrase in phrases)
+
+    @staticmethod
+    def _lexical_hit(row: _Row, score: float) -> StoreHit:
+        return StoreHit(
+            document_id=row.key.document_id,
+            chunk_id=row.key.chunk_id,
+            content=row.content,
+            metadata=row.metadata,
+            raw_score=score,
+            metric=scoring.LEXICAL_BM25,
+            higher_is_better=True,
+            relevance=None,
+        )
+
+    # -- helpers -----------------------------------------------------------------------------
+
+    def _require(self, index_name: str) -> _Index:
+        index = self._indexes.get(index_name)
+        if index is None:
+            raise VectorIndexNotFoundError(index_name)
+        return index
+
+    @staticmethod
+    def _row(index: _Index, slot: int) -> _Row:
+        row = index.rows[slot]
+        assert row is not None  # holes are masked before this point
+        return row
+
+    @staticmethod
+    def _filter_rows(index: _Index, filters: Mapping[str, MetadataValue] | None) -> npt.NDArray[np.int64] | None:
+        if not filters:
+            return None
+        result: set[int] | None = None
+        for key, value in filters.items():
+            members = index.by_metadata.get(_filter_key(key, value), set())
+            result = set(members) if result is None else result & members
+            if not result:
+                return np.empty(0, dtype=np.int64)
+        return np.fromiter(sorted(result or ()), dtype=np.int64)
+
+
+def _check_top_k(top_k: int) -> None:
+    if top_k <= 0:
+        raise RagValidationError("top_k must be greater than zero.")
+
+
+def _check_compatible(stored: IndexSpec, wanted: IndexSpec) -> None:
+    if stored.dimensions != wanted.dimensions:
+        raise SchemaMismatchError(stored.name, "dimension", str(stored.dimensions), str(wanted.dimensions))
+    if stored.embedding_model != wanted.embedding_model:
+        raise SchemaMismatchError(stored.name, "embedding model", str(stored.embedding_model), str(wanted.embedding_model))
+    if stored.metric is not wanted.metric:
+        raise SchemaMismatchError(stored.name, "metric", stored.metric.value, wanted.metric.value)

@@ -1,0 +1,57 @@
+"""``add_runiq_rag(builder, configure)``: registers RAG services and lifecycle participants on a host."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from runiq.hosting.builder import HostBuilder
+from runiq.hosting.services import ServiceProvider
+from runiq.rag.ingestion.lifecycle import IngestionStrategiesParticipant, RuntimeParticipant
+from runiq.rag.ingestion.manager import RagIngestionManager
+from runiq.rag.registration.builder import RagBuilder
+from runiq.rag.registration.config import add_indexes_from_settings
+from runiq.rag.registration.definitions import IndexRegistry
+from runiq.rag.retrieval.retriever import RagRetriever, RetrievalOptions
+from runiq.rag.runtime import IndexRuntime
+
+__all__ = ["add_runiq_rag"]
+
+_KEY = "runiq.rag.builder"
+
+
+def add_runiq_rag(builder: HostBuilder, configure: Callable[[RagBuilder], object] | None = None) -> RagBuilder:
+    """Register RAG on a host. Repeated calls accumulate indexes on the same :class:`RagBuilder`.
+
+    Indexes declared in the builder's settings (``runiq.toml`` / ``RUNIQ_RAG__INDEXES__...``) are
+    registered on the first call, through the same builder API as code registrations.
+    """
+    rag = builder.properties.get(_KEY)
+    if rag is None:
+        rag = RagBuilder(builder.providers)
+        builder.properties[_KEY] = rag
+        builder.properties.setdefault("runiq.finalizers", []).append(rag.freeze)
+        _register_services(builder, rag)
+        add_indexes_from_settings(rag, builder.settings)
+    if configure is not None:
+        configure(rag)
+    assert isinstance(rag, RagBuilder)
+    return rag
+
+
+def _register_services(builder: HostBuilder, rag: RagBuilder) -> None:
+    services = builder.services
+    services.add_singleton(IndexRegistry, lambda _: IndexRegistry(rag.definitions))
+    services.add_singleton(IndexRuntime, lambda sp: IndexRuntime(sp.get(IndexRegistry), builder.providers))
+    services.add_singleton(RetrievalOptions, lambda _: RetrievalOptions())
+    services.add_singleton(RagRetriever, lambda sp: RagRetriever(sp.get(IndexRuntime), sp.get(RetrievalOptions)))
+    services.add_singleton(RagIngestionManager, lambda sp: RagIngestionManager(sp.get(IndexRuntime)))
+    builder.add_lifecycle_participant(_runtime_participant)
+    builder.add_lifecycle_participant(_strategies_participant)
+
+
+def _runtime_participant(services: ServiceProvider) -> RuntimeParticipant:
+    return RuntimeParticipant(services.get(IndexRuntime))
+
+
+def _strategies_participant(services: ServiceProvider) -> IngestionStrategiesParticipant:
+    return IngestionStrategiesParticipant(services.get(RagIngestionManager), services.get(IndexRuntime))

@@ -1,0 +1,116 @@
+"""Process settings (pydantic-settings): ``RUNIQ_`` environment variables, ``__`` nesting, ``runiq.toml``.
+
+Precedence, highest first: explicit arguments, environment variables, the TOML file, defaults.
+Every model is frozen and forbids unknown keys, so a typo fails at start-up instead of being ignored.
+"""
+
+from __future__ import annotations
+
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+__all__ = [
+    "ChunkingSettings",
+    "DirectorySourceSettings",
+    "IndexSettings",
+    "IngestionSettings",
+    "LoggingSettings",
+    "ProviderSettings",
+    "RagSettings",
+    "RuniqSettings",
+]
+
+_CONFIG_FILE: ContextVar[Path | None] = ContextVar("runiq_config_file", default=None)
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ProviderSettings(_Frozen):
+    """A provider by registered name, with options validated by the provider's own model."""
+
+    provider: str
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class DirectorySourceSettings(_Frozen):
+    path: str
+    pattern: str = "*"
+    recursive: bool = False
+    max_file_bytes: int = 8 * 1024 * 1024
+
+
+class ChunkingSettings(_Frozen):
+    max_characters: int = 1000
+    overlap: int = 100
+
+
+class IngestionSettings(_Frozen):
+    strategy: Literal["manual", "on_startup", "background_on_startup", "scheduled"] = "manual"
+    schedule: str | None = None
+    time_zone: str | None = None
+
+
+class IndexSettings(_Frozen):
+    sources: list[DirectorySourceSettings] = Field(default_factory=list)
+    embedding: ProviderSettings | None = None
+    vector_store: ProviderSettings = ProviderSettings(provider="in-memory")
+    metric: Literal["cosine", "euclidean", "dot_product"] = "cosine"
+    chunking: ChunkingSettings = ChunkingSettings()
+    ingestion: IngestionSettings = IngestionSettings()
+    default_mode: Literal["semantic", "lexical", "hybrid"] = "semantic"
+
+
+class RagSettings(_Frozen):
+    indexes: dict[str, IndexSettings] = Field(default_factory=dict)
+
+
+class LoggingSettings(_Frozen):
+    format: Literal["console", "json"] = "console"
+    level: Literal["debug", "info", "warning", "error"] = "info"
+
+
+class RuniqSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="RUNIQ_", env_nested_delimiter="__", frozen=True, extra="forbid")
+
+    disabled_plugins: tuple[str, ...] = ()
+    logging: LoggingSettings = LoggingSettings()
+    rag: RagSettings = RagSettings()
+    config_dir: Path | None = Field(default=None, description="Directory relative source paths resolve against.")
+
+    @classmethod
+    def load(cls, config_file: str | Path | None = None, **overrides: Any) -> RuniqSettings:
+        """Read the environment and, when given, a TOML file (its directory anchors relative paths)."""
+        path = Path(config_file).resolve() if config_file is not None else None
+        token = _CONFIG_FILE.set(path)
+        try:
+            if path is not None:
+                overrides.setdefault("config_dir", path.parent)
+            return cls(**overrides)
+        finally:
+            _CONFIG_FILE.reset(token)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        path = _CONFIG_FILE.get()
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        if path is not None:
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=path))
+        return tuple(sources)
