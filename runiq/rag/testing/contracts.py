@@ -1,0 +1,307 @@
+"""Contract suites every store and embedding client must pass (the in-memory ones do too)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import numpy as np
+import pytest
+
+from runiq.errors import (
+    RagValidationError,
+    SchemaMismatchError,
+    VectorDimensionMismatchError,
+    VectorIndexNotFoundError,
+)
+from runiq.rag.documents import RagChunk, chunk_id_for
+from runiq.rag.embeddings.base import EmbeddingClient, EmbeddingInputKind
+from runiq.rag.lexical.query import parse_lexical_query
+from runiq.rag.stores.base import DistanceMetric, IndexSpec, LexicalSearch, StoredDocument, VectorStore
+from runiq.rag.testing.fakes import make_chunks
+
+__all__ = ["EmbeddingClientContract", "LexicalSearchContract", "VectorStoreContract"]
+
+
+def _name(prefix: str = "contract") -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:12]}"
+
+
+def _doc(document_id: str, content_hash: str = "h1", **metadata: Any) -> StoredDocument:
+    return StoredDocument(document_id=document_id, content_hash=content_hash, metadata=metadata)
+
+
+def _chunk(document_id: str, ordinal: int, text: str, **metadata: Any) -> RagChunk:
+    return RagChunk(
+        document_id=document_id,
+        chunk_id=chunk_id_for(document_id, ordinal),
+        ordinal=ordinal,
+        content=text,
+        start=0,
+        end=len(text),
+        metadata=metadata,
+    )
+
+
+def _vectors(*rows: list[float]) -> np.ndarray:
+    return np.asarray(rows, dtype=np.float32)
+
+
+class VectorStoreContract:
+    """Override the ``store`` fixture to yield a fresh, open store."""
+
+    @pytest.fixture
+    async def store(self) -> AsyncIterator[VectorStore]:
+        raise NotImplementedError("override the 'store' fixture")
+        yield  # pragma: no cover
+
+    async def _index(self, store: VectorStore, metric: DistanceMetric = DistanceMetric.COSINE, dims: int = 3) -> str:
+        name = _name()
+        await store.ensure_index(IndexSpec(name=name, dimensions=dims, metric=metric, embedding_model="contract-model"))
+        return name
+
+    async def test_ensure_index_is_idempotent_and_refuses_other_dimensions(self, store: VectorStore) -> None:
+        """The same spec twice is fine; another dimension or model is a SchemaMismatchError."""
+        name = await self._index(store)
+        await store.ensure_index(IndexSpec(name=name, dimensions=3, embedding_model="contract-model"))
+        with pytest.raises(SchemaMismatchError):
+            await store.ensure_index(IndexSpec(name=name, dimensions=4, embedding_model="contract-model"))
+        with pytest.raises(SchemaMismatchError):
+            await store.ensure_index(IndexSpec(name=name, dimensions=3, embedding_model="other-model"))
+
+    async def test_cosine_scores_follow_the_documented_semantics(self, store: VectorStore) -> None:
+        """Cosine: identical -> raw 1, relevance 1; orthogonal -> raw 0, relevance 0.5; higher is better."""
+        name = await self._index(store)
+        await store.replace_document(
+            name, _doc("d1"), [_chunk("d1", 0, "same"), _chunk("d1", 1, "orthogonal")], _vectors([1, 0, 0], [0, 1, 0])
+        )
+        hits = await store.search(name, np.array([1, 0, 0], dtype=np.float32), top_k=5)
+        assert [h.chunk_id for h in hits] == ["d1#0", "d1#1"]
+        assert hits[0].raw_score == pytest.approx(1.0, abs=1e-6)
+        assert hits[0].relevance == pytest.approx(1.0, abs=1e-6)
+        assert hits[1].raw_score == pytest.approx(0.0, abs=1e-6)
+        assert hits[1].relevance == pytest.approx(0.5, abs=1e-6)
+        assert all(h.higher_is_better and h.metric == "cosine-similarity" for h in hits)
+
+    async def test_euclidean_is_lower_is_better_with_inverse_relevance(self, store: VectorStore) -> None:
+        """Euclidean: raw is the distance, nearer first, relevance 1 / (1 + raw)."""
+        name = await self._index(store, DistanceMetric.EUCLIDEAN)
+        await store.replace_document(
+            name, _doc("d1"), [_chunk("d1", 0, "near"), _chunk("d1", 1, "far")], _vectors([1, 0, 0], [4, 0, 0])
+        )
+        hits = await store.search(name, np.array([1, 0, 0], dtype=np.float32), top_k=5)
+        assert [h.chunk_id for h in hits] == ["d1#0", "d1#1"]
+        assert hits[0].raw_score == pytest.approx(0.0, abs=1e-6)
+        assert hits[1].raw_score == pytest.approx(3.0, abs=1e-5)
+        assert hits[1].relevance == pytest.approx(0.25, abs=1e-6)
+        assert not hits[0].higher_is_better and hits[0].metric == "euclidean-distance"
+
+    async def test_dot_product_reports_raw_score_without_relevance(self, store: VectorStore) -> None:
+        """Dot product is unbounded: raw higher-is-better score, relevance None."""
+        name = await self._index(store, DistanceMetric.DOT_PRODUCT)
+        await store.replace_document(name, _doc("d1"), [_chunk("d1", 0, "x")], _vectors([2, 0, 0]))
+        hits = await store.search(name, np.array([1, 0, 0], dtype=np.float32), top_k=5)
+        assert hits[0].raw_score == pytest.approx(2.0)
+        assert hits[0].relevance is None
+        assert hits[0].higher_is_better and hits[0].metric == "dot-product"
+
+    async def test_replace_document_replaces_the_whole_chunk_set(self, store: VectorStore) -> None:
+        """After a replace, only the new chunks exist; a shorter version drops the stale ids."""
+        name = await self._index(store)
+        await store.replace_document(
+            name, _doc("d1"), [_chunk("d1", 0, "a"), _chunk("d1", 1, "b")], _vectors([1, 0, 0], [0, 1, 0])
+        )
+        await store.replace_document(name, _doc("d1", "h2"), [_chunk("d1", 0, "c")], _vectors([0, 0, 1]))
+        hits = await store.search(name, np.array([0, 1, 0], dtype=np.float32), top_k=10)
+        assert [(h.chunk_id, h.content) for h in hits] == [("d1#0", "c")]
+        assert await store.count(name) == 1
+        assert dict(await store.document_hashes(name)) == {"d1": "h2"}
+
+    async def test_delete_documents_removes_chunks_and_reports_existing(self, store: VectorStore) -> None:
+        """Deleting returns how many documents existed; their chunks are gone."""
+        name = await self._index(store)
+        await store.replace_document(name, _doc("d1"), [_chunk("d1", 0, "a")], _vectors([1, 0, 0]))
+        await store.replace_document(name, _doc("d2"), [_chunk("d2", 0, "b")], _vectors([0, 1, 0]))
+        assert await store.delete_documents(name, ["d1", "missing"]) == 1
+        hits = await store.search(name, np.array([1, 0, 0], dtype=np.float32), top_k=10)
+        assert [h.document_id for h in hits] == ["d2"]
+        assert set(await store.document_hashes(name)) == {"d2"}
+
+    async def test_filters_are_anded_and_applied_before_top_k(self, store: VectorStore) -> None:
+        """The best overall chunk is filtered out, so top_k=1 returns the best of the subset."""
+        name = await self._index(store)
+        chunks = [
+            _chunk("d1", 0, "best", team="a", lang="en"),
+            _chunk("d1", 1, "second", team="b", lang="en"),
+            _chunk("d1", 2, "third", team="b", lang="de"),
+        ]
+        await store.replace_document(name, _doc("d1"), chunks, _vectors([1, 0, 0], [0.9, 0.1, 0], [0.8, 0.2, 0]))
+        query = np.array([1, 0, 0], dtype=np.float32)
+        hits = await store.search(name, query, top_k=1, filters={"team": "b"})
+        assert [h.chunk_id for h in hits] == ["d1#1"]
+        hits = await store.search(name, query, top_k=5, filters={"team": "b", "lang": "de"})
+        assert [h.chunk_id for h in hits] == ["d1#2"]
+        assert await store.search(name, query, top_k=5, filters={"missing": "x"}) == []
+        assert await store.search(name, query, top_k=5, filters={"team": "B"}) == []
+
+    async def test_top_k_limits_and_ties_break_by_identity(self, store: VectorStore) -> None:
+        """Equal scores are ordered by (document_id, chunk_id); at most top_k hits come back."""
+        name = await self._index(store)
+        for doc in ("c", "a", "b"):
+            await store.replace_document(name, _doc(doc), [_chunk(doc, 0, doc)], _vectors([1, 0, 0]))
+        hits = await store.search(name, np.array([1, 0, 0], dtype=np.float32), top_k=2)
+        assert [h.document_id for h in hits] == ["a", "b"]
+
+    async def test_bad_requests_fail_with_clear_errors(self, store: VectorStore) -> None:
+        """Wrong query dimension, non-positive top_k and unknown index are typed errors."""
+        name = await self._index(store)
+        await store.replace_document(name, _doc("d1"), [_chunk("d1", 0, "a")], _vectors([1, 0, 0]))
+        with pytest.raises(VectorDimensionMismatchError):
+            await store.search(name, np.array([1, 0], dtype=np.float32), top_k=1)
+        with pytest.raises(RagValidationError):
+            await store.search(name, np.array([1, 0, 0], dtype=np.float32), top_k=0)
+        with pytest.raises(VectorIndexNotFoundError):
+            await store.search(_name("missing"), np.array([1, 0, 0], dtype=np.float32), top_k=1)
+        with pytest.raises(VectorDimensionMismatchError):
+            await store.replace_document(name, _doc("d2"), [_chunk("d2", 0, "b")], _vectors([1, 0]))
+
+    async def test_indexes_are_isolated(self, store: VectorStore) -> None:
+        """The same document id in two indexes are two documents."""
+        first, second = await self._index(store), await self._index(store)
+        await store.replace_document(first, _doc("d1"), [_chunk("d1", 0, "first")], _vectors([1, 0, 0]))
+        await store.replace_document(second, _doc("d1"), [_chunk("d1", 0, "second")], _vectors([1, 0, 0]))
+        await store.delete_documents(first, ["d1"])
+        hits = await store.search(second, np.array([1, 0, 0], dtype=np.float32), top_k=5)
+        assert [h.content for h in hits] == ["second"]
+        assert await store.count(first) == 0
+
+    async def test_metadata_round_trips(self, store: VectorStore) -> None:
+        """Chunk metadata comes back with each hit, values typed as stored."""
+        name = await self._index(store)
+        chunk = _chunk("d1", 0, "a", title="Remote work", year=2024, draft=False)
+        await store.replace_document(name, _doc("d1"), [chunk], _vectors([1, 0, 0]))
+        hit = (await store.search(name, np.array([1, 0, 0], dtype=np.float32), top_k=1))[0]
+        assert dict(hit.metadata) == {"title": "Remote work", "year": 2024, "draft": False}
+        assert (await store.search(name, np.array([1, 0, 0], dtype=np.float32), top_k=1, filters={"year": 2024}))
+
+
+IDENTIFIER_TEXTS = {
+    "hr": "Policy POL-HR-014 covers remote work for every employee.",
+    "code": "The IRagRetriever interface lives in filename.cs and fails with CS1503.",
+    "snake": "Call snake_case_name before the handler runs.",
+    "phrase": "hybrid retrieval preserves exact phrase order in results",
+    "other": "Unrelated text about travel expenses and receipts.",
+}
+
+
+class LexicalSearchContract:
+    """Override ``store`` to yield a store that also implements :class:`LexicalSearch`."""
+
+    @pytest.fixture
+    async def store(self) -> AsyncIterator[VectorStore]:
+        raise NotImplementedError("override the 'store' fixture")
+        yield  # pragma: no cover
+
+    @pytest.fixture
+    async def lexical_index(self, store: VectorStore) -> str:
+        assert isinstance(store, LexicalSearch)
+        name = _name("lexical")
+        await store.ensure_index(IndexSpec(name=name, dimensions=3, embedding_model="contract-model"))
+        for doc_id, text in IDENTIFIER_TEXTS.items():
+            await store.replace_document(
+                name, _doc(doc_id, kind=doc_id), make_chunks(doc_id, [text]), _vectors([1, 0, 0])
+            )
+        return name
+
+    async def _search(self, store: VectorStore, index: str, text: str, **kwargs: Any) -> list[str]:
+        assert isinstance(store, LexicalSearch)
+        hits = await store.lexical_search(index, parse_lexical_query(text), top_k=kwargs.pop("top_k", 5), **kwargs)
+        return [h.document_id for h in hits]
+
+    @pytest.mark.parametrize(
+        ("query", "expected"),
+        [
+            ("POL-HR-014", "hr"),
+            ("IRagRetriever", "code"),
+            ("filename.cs", "code"),
+            ("CS1503", "code"),
+            ("snake_case_name", "snake"),
+            ("cs1503", "code"),
+        ],
+    )
+    async def test_identifiers_are_found_whole(self, store: VectorStore, lexical_index: str, query: str, expected: str) -> None:
+        """Punctuation-bearing identifiers rank their document first."""
+        assert (await self._search(store, lexical_index, query))[0] == expected
+
+    async def test_identifier_parts_are_searchable(self, store: VectorStore, lexical_index: str) -> None:
+        """A part of an identifier (``Retriever``, ``HR``) still finds it."""
+        assert "code" in await self._search(store, lexical_index, "retriever")
+        assert "hr" in await self._search(store, lexical_index, "hr")
+
+    async def test_quoted_phrase_requires_words_in_order(self, store: VectorStore, lexical_index: str) -> None:
+        """``"exact phrase order"`` matches; ``"phrase exact order"`` does not."""
+        assert await self._search(store, lexical_index, '"exact phrase order"') == ["phrase"]
+        assert await self._search(store, lexical_index, '"phrase exact order"') == []
+
+    async def test_phrase_mixed_with_free_terms(self, store: VectorStore, lexical_index: str) -> None:
+        """A quoted part restricts results while free terms still score."""
+        assert await self._search(store, lexical_index, 'results "exact phrase"') == ["phrase"]
+
+    @pytest.mark.parametrize("text", ['"unbalanced', "!!! ??? ...", "\x00\x07 control", "word " * 5000, '""'])
+    async def test_hostile_text_never_raises(self, store: VectorStore, lexical_index: str, text: str) -> None:
+        """Odd user text returns results (possibly none) instead of raising."""
+        await self._search(store, lexical_index, text)
+
+    async def test_lexical_hits_have_lexical_score_semantics(self, store: VectorStore, lexical_index: str) -> None:
+        """Lexical scores are higher-is-better with no invented relevance."""
+        assert isinstance(store, LexicalSearch)
+        hits = await store.lexical_search(lexical_index, parse_lexical_query("CS1503"), top_k=5)
+        assert hits and all(h.higher_is_better and h.relevance is None and h.raw_score > 0 for h in hits)
+
+    async def test_lexical_filters_and_top_k(self, store: VectorStore, lexical_index: str) -> None:
+        """Filters restrict lexical results; top_k bounds them."""
+        assert await self._search(store, lexical_index, "the", filters={"kind": "code"}) in (["code"], [])
+        assert len(await self._search(store, lexical_index, "the policy receipts results", top_k=1)) <= 1
+
+    async def test_deleted_documents_leave_the_lexical_index(self, store: VectorStore, lexical_index: str) -> None:
+        """A deleted document is no longer found lexically."""
+        await store.delete_documents(lexical_index, ["code"])
+        assert "code" not in await self._search(store, lexical_index, "CS1503")
+
+
+class EmbeddingClientContract:
+    """Override ``client`` to yield an open :class:`EmbeddingClient`."""
+
+    @pytest.fixture
+    async def client(self) -> AsyncIterator[EmbeddingClient]:
+        raise NotImplementedError("override the 'client' fixture")
+        yield  # pragma: no cover
+
+    async def test_shape_dtype_and_identity(self, client: EmbeddingClient) -> None:
+        """One float32 row of ``dimensions`` per input, and a non-empty model name."""
+        result = await client.embed(["alpha", "beta", "gamma"], EmbeddingInputKind.DOCUMENT)
+        assert result.shape == (3, client.dimensions)
+        assert result.dtype == np.float32
+        assert np.isfinite(result).all()
+        assert client.model_name
+
+    async def test_order_is_preserved(self, client: EmbeddingClient) -> None:
+        """Row i belongs to input i whatever the batch order."""
+        forward = await client.embed(["first text", "second text"], EmbeddingInputKind.DOCUMENT)
+        backward = await client.embed(["second text", "first text"], EmbeddingInputKind.DOCUMENT)
+        np.testing.assert_allclose(forward[0], backward[1], rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(forward[1], backward[0], rtol=1e-4, atol=1e-5)
+
+    async def test_empty_and_whitespace_inputs_are_allowed(self, client: EmbeddingClient) -> None:
+        """Empty strings still produce finite rows."""
+        result = await client.embed(["", "   "], EmbeddingInputKind.DOCUMENT)
+        assert result.shape == (2, client.dimensions)
+        assert np.isfinite(result).all()
+
+    async def test_query_embedding_matches_document_space(self, client: EmbeddingClient) -> None:
+        """A query is most similar to the document that shares its words."""
+        docs = await client.embed(["remote work policy", "expense receipts"], EmbeddingInputKind.DOCUMENT)
+        query = (await client.embed(["remote work"], EmbeddingInputKind.QUERY))[0]
+        sims = docs @ query / (np.linalg.norm(docs, axis=1) * np.linalg.norm(query) + 1e-9)
+        assert sims[0] > sims[1]
