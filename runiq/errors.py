@@ -31,7 +31,7 @@ provider names, counts, codes), so nothing a caller passes as free text can reac
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 
 __all__ = [
     "DocumentSourceError",
@@ -99,7 +99,7 @@ class IndexNotFoundError(RagError, LookupError):
         super().__init__(f"RAG index '{index_name}' is not registered.")
 
 
-class RetrievalErrorCode(str, Enum):
+class RetrievalErrorCode(StrEnum):
     """Which part of retrieval failed; stable values for callers and HTTP payloads."""
 
     EMBEDDING_FAILED = "embedding_failed"
@@ -224,9 +224,7 @@ class VectorDimensionMismatchError(VectorStoreError, ValueError):
         self.index_name = index_name
         self.expected = expected
         self.actual = actual
-        super().__init__(
-            f"Vector dimension {actual} does not match the dimension {expected} of index '{index_name}'."
-        )
+        super().__init__(f"Vector dimension {actual} does not match the dimension {expected} of index '{index_name}'.")
 
 
 class SchemaMismatchError(VectorStoreError):

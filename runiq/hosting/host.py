@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from enum import Enum
+from enum import StrEnum
 from types import TracebackType
 from typing import Protocol, runtime_checkable
 
@@ -16,7 +16,7 @@ __all__ = ["Host", "HostState", "LifecycleParticipant", "ServiceProvider"]
 log = structlog.get_logger(__name__)
 
 
-class HostState(str, Enum):
+class HostState(StrEnum):
     CREATED = "created"  # built; nothing has run, no participant exists yet
     STARTING = "starting"  # participants are starting in registration order
     RUNNING = "running"  # every participant started; services are usable
@@ -77,7 +77,9 @@ class Host:
             try:
                 await participant.stop()
             except Exception as exc:  # one participant's failure must not keep the others running
-                log.warning("host.participant_stop_failed", participant=type(participant).__name__, error=type(exc).__name__)
+                log.warning(
+                    "host.participant_stop_failed", participant=type(participant).__name__, error=type(exc).__name__
+                )
 
     async def __aenter__(self) -> Host:
         await self.start()

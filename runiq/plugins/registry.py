@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -27,7 +27,7 @@ KNOWN_DISTRIBUTIONS: Mapping[tuple[str, str], str] = {
 ProviderFactory = Callable[[Any], AbstractAsyncContextManager[Any]]
 
 
-class ProviderKind(str, Enum):
+class ProviderKind(StrEnum):
     EMBEDDING = "embedding"
     VECTOR_STORE = "vector store"
     RERANKER = "reranker"
@@ -87,7 +87,8 @@ class ProviderRegistry:
         existing = self._specs.get((kind, name))
         if existing is not None:
             raise RagConfigurationError(
-                f"{kind.value} provider '{name}' is registered by both '{existing.plugin}' and '{self._current_plugin}'."
+                f"{kind.value} provider '{name}' is registered by both "
+                f"'{existing.plugin}' and '{self._current_plugin}'."
             )
         self._specs[(kind, name)] = ProviderSpec(
             kind=kind, name=name, factory=factory, options_model=options, plugin=self._current_plugin

@@ -69,7 +69,6 @@ from runiq.rag.retrieval import (
     reciprocal_rank_fusion,
 )
 from runiq.rag.runtime import IndexResources, IndexRuntime
-from runiq.rag.wiring import add_runiq_rag
 from runiq.rag.sources import DirectorySource, DocumentSource, InMemorySource, SourceFailure, SourceReadResult
 from runiq.rag.stores import (
     DistanceMetric,
@@ -81,6 +80,7 @@ from runiq.rag.stores import (
     StoreHit,
     VectorStore,
 )
+from runiq.rag.wiring import add_runiq_rag
 
 __all__ = [
     "ChunkKey",

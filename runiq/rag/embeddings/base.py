@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from enum import Enum
+from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -15,7 +15,7 @@ FloatMatrix = npt.NDArray[np.float32]
 FloatVector = npt.NDArray[np.float32]
 
 
-class EmbeddingInputKind(str, Enum):
+class EmbeddingInputKind(StrEnum):
     """Some models embed queries and passages differently; clients that do not care ignore it."""
 
     DOCUMENT = "document"

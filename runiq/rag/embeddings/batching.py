@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from runiq.rag.embeddings.base import EmbeddingClient, EmbeddingInputKind, FloatMatrix
+from runiq.rag.embeddings.base import EmbeddingClient, EmbeddingInputKind, FloatMatrix, FloatVector
 from runiq.rag.errors import ProviderResponseError, RagConfigurationError
 
 __all__ = ["EmbeddingBatcher"]
@@ -41,17 +41,22 @@ class EmbeddingBatcher:
         batches = [texts[i : i + self._batch_size] for i in range(0, len(texts), self._batch_size)]
         async with asyncio.TaskGroup() as group:
             tasks = [group.create_task(self._one(batch, kind, dims)) for batch in batches]
-        return np.ascontiguousarray(np.vstack([task.result() for task in tasks]), dtype=np.float32)
+        stacked: FloatMatrix = np.ascontiguousarray(np.vstack([task.result() for task in tasks]), dtype=np.float32)
+        return stacked
 
-    async def embed_query(self, text: str) -> FloatMatrix:
-        return (await self.embed([text], EmbeddingInputKind.QUERY))[0]
+    async def embed_query(self, text: str) -> FloatVector:
+        matrix = await self.embed([text], EmbeddingInputKind.QUERY)
+        vector: FloatVector = matrix[0]
+        return vector
 
     async def _one(self, batch: Sequence[str], kind: EmbeddingInputKind, dims: int) -> FloatMatrix:
         async with self._semaphore:
             result = await self._client.embed(batch, kind)
         matrix = np.asarray(result, dtype=np.float32)
         if matrix.ndim != 2 or matrix.shape[0] != len(batch):
-            raise ProviderResponseError(self._provider, "the provider returned a result count that does not match the batch")
+            raise ProviderResponseError(
+                self._provider, "the provider returned a result count that does not match the batch"
+            )
         if matrix.shape[1] != dims:
             raise ProviderResponseError(self._provider, "the provider returned vectors of an unexpected dimension")
         if not np.isfinite(matrix).all():

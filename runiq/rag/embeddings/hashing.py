@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import itertools
 import math
 from collections import Counter
 from collections.abc import Sequence
@@ -74,7 +75,7 @@ class HashingEmbedder:
         for row, text in enumerate(texts):
             tokens = tokenize(text)
             features = Counter(tokens)
-            features.update(f"{a} {b}" for a, b in zip(tokens, tokens[1:], strict=False))
+            features.update(f"{a} {b}" for a, b in itertools.pairwise(tokens))
             for feature, count in features.items():
                 bucket, sign = _bucket(feature, self._dims)
                 out[row, bucket] += sign * (1.0 + math.log(count))

@@ -63,7 +63,9 @@ class RagIngestionManager:
         self._runtime.registry.get(index_name)  # IndexNotFoundError for unknown names
         return self._states[index_name]
 
-    async def start(self, index_name: str, reason: RagIngestionReason = RagIngestionReason.MANUAL) -> RagIngestionOperation:
+    async def start(
+        self, index_name: str, reason: RagIngestionReason = RagIngestionReason.MANUAL
+    ) -> RagIngestionOperation:
         """Start a run and return its RUNNING snapshot. Use :meth:`wait` for the terminal one."""
         state = self._state(index_name)
         if self._closed:
@@ -84,7 +86,9 @@ class RagIngestionManager:
         log.info("ingestion.started", index=index_name, operation=operation.operation_id, reason=reason.value)
         return run.snapshot()
 
-    async def run(self, index_name: str, reason: RagIngestionReason = RagIngestionReason.MANUAL) -> RagIngestionOperation:
+    async def run(
+        self, index_name: str, reason: RagIngestionReason = RagIngestionReason.MANUAL
+    ) -> RagIngestionOperation:
         """Start and wait: returns the terminal operation."""
         await self.start(index_name, reason)
         return await self.wait(index_name)
@@ -153,7 +157,9 @@ class RagIngestionManager:
         except asyncio.CancelledError:
             terminal = RagIngestionState.CANCELLED
         except Exception as exc:
-            log.warning("ingestion.failed", index=index_name, operation=run.operation.operation_id, error=type(exc).__name__)
+            log.warning(
+                "ingestion.failed", index=index_name, operation=run.operation.operation_id, error=type(exc).__name__
+            )
             run.tracker.last_failure = RagIngestionFailure(code="ingestion_failed", timestamp=_now())
             terminal = RagIngestionState.FAILED
         return self._finish(state, run, terminal)

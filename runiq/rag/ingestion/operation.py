@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from enum import Enum
+from enum import StrEnum
 
 __all__ = [
     "RagIndexReadiness",
@@ -17,7 +17,7 @@ __all__ = [
 ]
 
 
-class RagIngestionState(str, Enum):
+class RagIngestionState(StrEnum):
     RUNNING = "running"  # the pipeline is working; counters move
     CANCELLING = "cancelling"  # cancel was requested; the current document finishes or rolls back
     COMPLETED = "completed"  # every discovered document is stored at its new version or skipped
@@ -30,14 +30,14 @@ class RagIngestionState(str, Enum):
         return self not in (RagIngestionState.RUNNING, RagIngestionState.CANCELLING)
 
 
-class RagIngestionReason(str, Enum):
+class RagIngestionReason(StrEnum):
     MANUAL = "manual"
     STARTUP = "startup"
     BACKGROUND_STARTUP = "background_startup"
     SCHEDULED = "scheduled"
 
 
-class RagIndexReadiness(str, Enum):
+class RagIndexReadiness(StrEnum):
     NOT_INITIALIZED = "not_initialized"  # never ingested successfully in this process
     INITIALIZING = "initializing"  # first ingestion is running
     READY = "ready"  # the last run completed, or a usable run exists and one is active

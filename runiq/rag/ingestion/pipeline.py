@@ -117,7 +117,10 @@ class IngestionPipeline:
         if embedder is not None and chunks:
             vectors = await embedder.embed([chunk.content for chunk in chunks])
         stored = StoredDocument(
-            document_id=document.document_id, content_hash=content_hash, title=document.title, metadata=document.metadata
+            document_id=document.document_id,
+            content_hash=content_hash,
+            title=document.title,
+            metadata=document.metadata,
         )
         if embedder is not None and vectors is None:
             vectors = _empty(embedder.client.dimensions)

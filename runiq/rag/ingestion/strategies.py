@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from croniter import croniter
@@ -19,7 +19,7 @@ __all__ = ["IngestionBuilder", "IngestionStrategy", "IngestionStrategyKind", "no
 _CRON_CHARS = re.compile(r"^[0-9*,\-/]+$")
 
 
-class IngestionStrategyKind(str, Enum):
+class IngestionStrategyKind(StrEnum):
     MANUAL = "manual"  # only explicit starts
     ON_STARTUP = "on_startup"  # Host.start() blocks until ingestion completes
     BACKGROUND_ON_STARTUP = "background_on_startup"  # started with the host, does not block it
@@ -55,7 +55,8 @@ def normalise_schedule(expression: str) -> str:
         or not croniter.is_valid(normalised)
     ):
         raise RagConfigurationError(
-            "Invalid cron schedule: use five fields (minute hour day month weekday) with numbers, '*', ',', '-' and '/'."
+            "Invalid cron schedule: use five fields (minute hour day month weekday) "
+            "with numbers, '*', ',', '-' and '/'."
         )
     return normalised
 

@@ -1,4 +1,7 @@
-"""Registration: the fluent builders, frozen definitions and settings binding (``add_runiq_rag`` lives in ``runiq.rag.wiring``)."""
+"""Registration: the fluent builders, frozen definitions and settings binding.
+
+``add_runiq_rag`` lives in :mod:`runiq.rag.wiring` (it depends on ingestion, which depends on these).
+"""
 
 from __future__ import annotations
 

@@ -11,7 +11,6 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Protocol, Self, runtime_checkable
 
-
 from runiq.plugins.registry import ProviderKind, ProviderRegistry
 from runiq.rag.chunking.base import ChunkingOptions
 from runiq.rag.documents import RagDocument
@@ -45,7 +44,8 @@ class ProviderSelection(Protocol):
 def validate_index_name(name: object) -> str:
     if not isinstance(name, str) or not INDEX_NAME_PATTERN.match(name.strip()):
         raise RagConfigurationError(
-            "RAG index names must be 1-128 characters of letters, digits, '.', '_' or '-', starting with a letter or digit."
+            "RAG index names must be 1-128 characters of letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit."
         )
     return name.strip()
 
@@ -69,7 +69,12 @@ class IndexBuilder:
     # -- sources -----------------------------------------------------------------------------
 
     def use_directory(
-        self, path: str | Path, pattern: str = "*", recursive: bool = False, *, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+        self,
+        path: str | Path,
+        pattern: str = "*",
+        recursive: bool = False,
+        *,
+        max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
     ) -> Self:
         """Read files under ``path`` matching ``pattern``. The directory need not exist yet."""
         return self.add_source(
@@ -115,7 +120,9 @@ class IndexBuilder:
         self._reranker = self._reference(ProviderKind.RERANKER, selection, options)
         return self
 
-    def _reference(self, kind: ProviderKind, selection: ProviderSelection | str, options: Mapping[str, Any]) -> ProviderReference:
+    def _reference(
+        self, kind: ProviderKind, selection: ProviderSelection | str, options: Mapping[str, Any]
+    ) -> ProviderReference:
         if isinstance(selection, str):
             name, display, merged = selection, selection, dict(options)
         elif isinstance(selection, ProviderSelection):

@@ -6,6 +6,7 @@ share every validation rule.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 from runiq.rag.errors import RagConfigurationError
@@ -19,7 +20,7 @@ __all__ = ["add_indexes_from_settings"]
 def add_indexes_from_settings(rag: RagBuilder, settings: RuniqSettings) -> RagBuilder:
     base = settings.config_dir or Path.cwd()
     for name, index in settings.rag.indexes.items():
-        rag.add_index(name, lambda builder, index=index: _configure(builder, index, base))
+        rag.add_index(name, functools.partial(_configure, index=index, base=base))
     return rag
 
 

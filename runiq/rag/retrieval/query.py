@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 from runiq.rag.documents import MetadataValue, freeze_metadata
 from runiq.rag.errors import RagValidationError
@@ -14,7 +14,7 @@ __all__ = ["MAX_QUERY_CHARACTERS", "RagQuery", "RagRetrievalMode"]
 MAX_QUERY_CHARACTERS = 16_384
 
 
-class RagRetrievalMode(str, Enum):
+class RagRetrievalMode(StrEnum):
     """``SEMANTIC`` embeds the query and searches vectors only; ``LEXICAL`` searches the lexical index only
     and needs no embedding client; ``HYBRID`` runs both and fuses them with reciprocal rank fusion."""
 
@@ -51,7 +51,9 @@ class RagQuery:
         if isinstance(self.top_k, bool) or not isinstance(self.top_k, int) or self.top_k <= 0:
             raise RagValidationError("RagQuery.top_k must be a positive integer.")
         if self.candidate_depth is not None and (
-            isinstance(self.candidate_depth, bool) or not isinstance(self.candidate_depth, int) or self.candidate_depth <= 0
+            isinstance(self.candidate_depth, bool)
+            or not isinstance(self.candidate_depth, int)
+            or self.candidate_depth <= 0
         ):
             raise RagValidationError("RagQuery.candidate_depth must be a positive integer.")
         object.__setattr__(self, "index_name", self.index_name.strip())

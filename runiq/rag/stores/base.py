@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from runiq.rag.documents import ChunkKey, Metadata, MetadataValue, RagChunk
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 __all__ = ["DistanceMetric", "IndexSpec", "LexicalSearch", "StoreHit", "StoredDocument", "VectorStore"]
 
 
-class DistanceMetric(str, Enum):
+class DistanceMetric(StrEnum):
     """How vectors are compared. Each metric has its own raw-score direction (see ``scoring``)."""
 
     COSINE = "cosine"

@@ -125,7 +125,9 @@ class InMemoryVectorStore:
         prepared = self._prepare_vectors(index, chunks, vectors)
         async with index.lock.write():
             self._remove_document(index, document.document_id)
-            rows = [self._insert(index, chunk, None if prepared is None else prepared[i]) for i, chunk in enumerate(chunks)]
+            rows = [
+                self._insert(index, chunk, None if prepared is None else prepared[i]) for i, chunk in enumerate(chunks)
+            ]
             index.documents[document.document_id] = (document, rows)
 
     async def delete_documents(self, index_name: str, document_ids: Sequence[str]) -> int:
@@ -405,6 +407,8 @@ def _check_compatible(stored: IndexSpec, wanted: IndexSpec) -> None:
     if stored.dimensions != wanted.dimensions:
         raise SchemaMismatchError(stored.name, "dimension", str(stored.dimensions), str(wanted.dimensions))
     if stored.embedding_model != wanted.embedding_model:
-        raise SchemaMismatchError(stored.name, "embedding model", str(stored.embedding_model), str(wanted.embedding_model))
+        raise SchemaMismatchError(
+            stored.name, "embedding model", str(stored.embedding_model), str(wanted.embedding_model)
+        )
     if stored.metric is not wanted.metric:
         raise SchemaMismatchError(stored.name, "metric", stored.metric.value, wanted.metric.value)

@@ -183,7 +183,7 @@ class VectorStoreContract:
         await store.replace_document(name, _doc("d1"), [chunk], _vectors([1, 0, 0]))
         hit = (await store.search(name, np.array([1, 0, 0], dtype=np.float32), top_k=1))[0]
         assert dict(hit.metadata) == {"title": "Remote work", "year": 2024, "draft": False}
-        assert (await store.search(name, np.array([1, 0, 0], dtype=np.float32), top_k=1, filters={"year": 2024}))
+        assert await store.search(name, np.array([1, 0, 0], dtype=np.float32), top_k=1, filters={"year": 2024})
 
 
 IDENTIFIER_TEXTS = {
@@ -230,7 +230,9 @@ class LexicalSearchContract:
             ("cs1503", "code"),
         ],
     )
-    async def test_identifiers_are_found_whole(self, store: VectorStore, lexical_index: str, query: str, expected: str) -> None:
+    async def test_identifiers_are_found_whole(
+        self, store: VectorStore, lexical_index: str, query: str, expected: str
+    ) -> None:
         """Punctuation-bearing identifiers rank their document first."""
         assert (await self._search(store, lexical_index, query))[0] == expected
 
