@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 import pluggy
 
+from runiq.errors import RagConfigurationError
 from runiq.plugins import hookspecs
 from runiq.plugins.registry import ProviderRegistry
 
@@ -16,6 +18,22 @@ if TYPE_CHECKING:
 __all__ = ["PluginHost"]
 
 BUILTINS_NAME = "runiq.builtins"
+
+
+def _load_entry_points(manager: pluggy.PluginManager) -> None:
+    """Like pluggy's loader, but a plugin that fails to import is named in a clear configuration error."""
+    for dist in importlib.metadata.distributions():
+        for ep in dist.entry_points:
+            if ep.group != hookspecs.PROJECT_NAME or manager.get_plugin(ep.name) or manager.is_blocked(ep.name):
+                continue
+            try:
+                plugin = ep.load()
+            except Exception as exc:
+                raise RagConfigurationError(
+                    f"runiq plugin '{ep.name}' from distribution '{dist.metadata['Name']}' could not be loaded "
+                    f"({type(exc).__name__}); fix or uninstall it, or block it with RUNIQ_DISABLED_PLUGINS."
+                ) from None
+            manager.register(plugin, name=ep.name)
 
 
 class PluginHost:
@@ -47,7 +65,7 @@ class PluginHost:
         for plugin in plugins:
             manager.register(plugin)
         if load_entry_points:
-            manager.load_setuptools_entrypoints(hookspecs.PROJECT_NAME)
+            _load_entry_points(manager)
         # A misspelt hook implementation name fails here instead of being silently ignored.
         manager.check_pending()
         return cls(manager)

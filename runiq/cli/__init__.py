@@ -1,0 +1,1 @@
+"""The ``runiq`` command line."""

@@ -1,0 +1,53 @@
+"""Building a host from a ``runiq.toml`` for CLI commands."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import typer
+
+from runiq.hosting import Host, HostBuilder
+from runiq.logging import configure_logging
+from runiq.rag import IndexRuntime, RagError, RagIngestionManager, add_runiq_rag
+from runiq.settings import RuniqSettings
+
+__all__ = ["cli_host", "load_settings"]
+
+
+def load_settings(config: Path) -> RuniqSettings:
+    if not config.is_file():
+        raise typer.BadParameter(f"configuration file not found: {config}", param_hint="--config")
+    try:
+        return RuniqSettings.load(config)
+    except ValueError as exc:  # pydantic validation: name the fields, never echo values
+        raise typer.BadParameter(f"invalid configuration: {_fields(exc)}", param_hint="--config") from None
+
+
+def _fields(exc: ValueError) -> str:
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        return ", ".join(sorted({".".join(str(p) for p in e["loc"]) for e in errors()})) or "settings"
+    return type(exc).__name__
+
+
+@asynccontextmanager
+async def cli_host(config: Path) -> AsyncIterator[Host]:
+    """A built but not started host: CLI commands act explicitly, so no automatic strategy fires.
+
+    Providers still open lazily on first use and are closed on exit.
+    """
+    settings = load_settings(config)
+    configure_logging(settings.logging)
+    try:
+        builder = HostBuilder(settings=settings)
+        add_runiq_rag(builder)
+        host = builder.build()
+    except RagError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--config") from None
+    try:
+        yield host
+    finally:
+        await host.services.get(RagIngestionManager).aclose()
+        await host.services.get(IndexRuntime).aclose()
