@@ -8,6 +8,8 @@ from runiq.hosting.builder import HostBuilder
 from runiq.hosting.services import ServiceProvider
 from runiq.rag.ingestion.lifecycle import IngestionStrategiesParticipant, RuntimeParticipant
 from runiq.rag.ingestion.manager import RagIngestionManager
+from runiq.rag.observability.events import ObservabilityRecorder
+from runiq.rag.observability.projection import ObservabilityProjector
 from runiq.rag.registration.builder import RagBuilder
 from runiq.rag.registration.config import add_indexes_from_settings
 from runiq.rag.registration.definitions import IndexRegistry
@@ -43,8 +45,21 @@ def _register_services(builder: HostBuilder, rag: RagBuilder) -> None:
     services.add_singleton(IndexRegistry, lambda _: IndexRegistry(rag.definitions))
     services.add_singleton(IndexRuntime, lambda sp: IndexRuntime(sp.get(IndexRegistry), builder.providers))
     services.add_singleton(RetrievalOptions, lambda _: RetrievalOptions())
-    services.add_singleton(RagRetriever, lambda sp: RagRetriever(sp.get(IndexRuntime), sp.get(RetrievalOptions)))
-    services.add_singleton(RagIngestionManager, lambda sp: RagIngestionManager(sp.get(IndexRuntime)))
+    services.add_singleton(ObservabilityRecorder, lambda _: ObservabilityRecorder())
+    services.add_singleton(ObservabilityProjector, lambda _: ObservabilityProjector(rag.observability, rag.redactor))
+    services.add_singleton(
+        RagRetriever,
+        lambda sp: RagRetriever(
+            sp.get(IndexRuntime),
+            sp.get(RetrievalOptions),
+            projector=sp.get(ObservabilityProjector),
+            sinks=[sp.get(ObservabilityRecorder), *rag.sinks],
+        ),
+    )
+    services.add_singleton(
+        RagIngestionManager,
+        lambda sp: RagIngestionManager(sp.get(IndexRuntime), sinks=[sp.get(ObservabilityRecorder), *rag.sinks]),
+    )
     builder.add_lifecycle_participant(_runtime_participant)
     builder.add_lifecycle_participant(_strategies_participant)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
@@ -24,6 +25,7 @@ from runiq.rag.ingestion.operation import (
     RagIngestionState,
 )
 from runiq.rag.ingestion.pipeline import IngestionPipeline, ProgressTracker
+from runiq.rag.observability.events import IngestionEvent, ObservabilitySink, emit
 from runiq.rag.runtime import IndexRuntime
 
 __all__ = ["RagIngestionManager"]
@@ -54,8 +56,9 @@ class _IndexState:
 
 
 class RagIngestionManager:
-    def __init__(self, runtime: IndexRuntime) -> None:
+    def __init__(self, runtime: IndexRuntime, *, sinks: Sequence[ObservabilitySink] = ()) -> None:
         self._runtime = runtime
+        self._sinks = tuple(sinks)
         self._states = {name: _IndexState(updated_at=_now()) for name in runtime.registry.names}
         self._closed = False
 
@@ -175,11 +178,13 @@ class RagIngestionManager:
         if terminal in (RagIngestionState.COMPLETED, RagIngestionState.PARTIALLY_COMPLETED):
             state.usable = True
         p = finished.progress
-        log.info(
-            "ingestion.finished",
-            index=index_name,
-            operation=finished.operation_id,
+        event = IngestionEvent(
+            event="ingestion.finished",
+            index_name=index_name,
+            operation_id=finished.operation_id,
+            reason=finished.reason.value,
             state=terminal.value,
+            duration_ms=round((finished.duration_seconds or 0.0) * 1000, 3),
             discovered=p.discovered_documents,
             added=p.added_documents,
             updated=p.updated_documents,
@@ -187,8 +192,9 @@ class RagIngestionManager:
             deleted=p.deleted_documents,
             failed=p.failed_documents,
             chunks=p.produced_chunks,
-            duration_ms=round((finished.duration_seconds or 0.0) * 1000, 3),
+            failure_code=finished.last_failure.code if finished.last_failure else None,
         )
+        emit(event, self._sinks)
         return finished
 
 

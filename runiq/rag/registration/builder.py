@@ -16,6 +16,9 @@ from runiq.rag.chunking.base import ChunkingOptions
 from runiq.rag.documents import RagDocument
 from runiq.rag.errors import RagConfigurationError
 from runiq.rag.ingestion.strategies import IngestionBuilder, IngestionStrategy
+from runiq.rag.observability.events import ObservabilitySink
+from runiq.rag.observability.options import RagObservabilityOptions
+from runiq.rag.observability.redaction import DefaultObservabilityRedactor, RagObservabilityRedactor
 from runiq.rag.registration.definitions import IndexDefinition, ProviderReference
 from runiq.rag.retrieval.query import RagRetrievalMode
 from runiq.rag.sources.base import DocumentSource
@@ -210,6 +213,29 @@ class RagBuilder:
         self._providers = providers
         self._definitions: dict[str, IndexDefinition] = {}
         self._frozen = False
+        self.observability = RagObservabilityOptions()
+        self.redactor: RagObservabilityRedactor = DefaultObservabilityRedactor()
+        self.sinks: list[ObservabilitySink] = []
+
+    def configure_observability(
+        self, options: RagObservabilityOptions, *, redactor: RagObservabilityRedactor | None = None
+    ) -> Self:
+        """Content-free by default; previews and query visibility are explicit opt-ins (see the options)."""
+        if not isinstance(options, RagObservabilityOptions):
+            raise RagConfigurationError("configure_observability needs RagObservabilityOptions.")
+        if redactor is not None and not isinstance(redactor, RagObservabilityRedactor):
+            raise RagConfigurationError("The redactor must implement RagObservabilityRedactor.")
+        self.observability = options
+        if redactor is not None:
+            self.redactor = redactor
+        return self
+
+    def add_observability_sink(self, sink: ObservabilitySink) -> Self:
+        """Receive every retrieval and ingestion event (already projected and content-free)."""
+        if not isinstance(sink, ObservabilitySink):
+            raise RagConfigurationError("An observability sink must implement ObservabilitySink.")
+        self.sinks.append(sink)
+        return self
 
     def add_index(self, name: str, configure: Callable[[IndexBuilder], object]) -> Self:
         if self._frozen:

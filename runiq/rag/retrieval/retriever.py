@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import structlog
-
 from runiq.rag.errors import RagError, RagValidationError, RetrievalError, RetrievalErrorCode, VectorIndexNotFoundError
 from runiq.rag.lexical.query import parse_lexical_query
+from runiq.rag.observability.events import ObservabilitySink, RetrievalEvent, RetrievalHitPreview, emit, identity_hash
+from runiq.rag.observability.projection import ObservabilityProjector
 from runiq.rag.retrieval.fusion import reciprocal_rank_fusion
 from runiq.rag.retrieval.query import RagQuery, RagRetrievalMode
 from runiq.rag.retrieval.results import (
@@ -27,8 +28,6 @@ if TYPE_CHECKING:
 
 __all__ = ["RagRetriever", "RetrievalOptions"]
 
-log = structlog.get_logger(__name__)
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RetrievalOptions:
@@ -44,9 +43,18 @@ class RetrievalOptions:
 class RagRetriever:
     """Retrieves candidates from a registered index. ``top_k`` limits candidates; it accepts nothing."""
 
-    def __init__(self, runtime: IndexRuntime, options: RetrievalOptions | None = None) -> None:
+    def __init__(
+        self,
+        runtime: IndexRuntime,
+        options: RetrievalOptions | None = None,
+        *,
+        projector: ObservabilityProjector | None = None,
+        sinks: Sequence[ObservabilitySink] = (),
+    ) -> None:
         self._runtime = runtime
         self._options = options or RetrievalOptions()
+        self._projector = projector or ObservabilityProjector()
+        self._sinks = tuple(sinks)
 
     async def retrieve(self, query: RagQuery) -> RagRetrievalResult:
         started = time.perf_counter()
@@ -55,20 +63,52 @@ class RagRetriever:
         try:
             hits, stats = await self._dispatch(resources, query, mode)
         except RagError as exc:
-            log.info("retrieval.failed", index=query.index_name, mode=mode.value, error=type(exc).__name__)
+            code = exc.code.value if isinstance(exc, RetrievalError) else type(exc).__name__
+            self._emit(query, mode, started, error_code=code)
             raise
         duration = time.perf_counter() - started
-        log.info(
-            "retrieval.completed",
-            index=query.index_name,
-            mode=mode.value,
-            hits=len(hits),
-            semantic_candidates=stats.semantic_candidates,
-            lexical_candidates=stats.lexical_candidates,
-            duration_ms=round(duration * 1000, 3),
-        )
+        self._emit(query, mode, started, hits=hits, stats=stats)
         return RagRetrievalResult(
             index_name=query.index_name, mode=mode, hits=tuple(hits), statistics=stats, duration_seconds=duration
+        )
+
+    def _emit(
+        self,
+        query: RagQuery,
+        mode: RagRetrievalMode,
+        started: float,
+        *,
+        hits: Sequence[RagRetrievalHit] = (),
+        stats: RagRetrievalStatistics | None = None,
+        error_code: str | None = None,
+    ) -> None:
+        stats = stats or RagRetrievalStatistics()
+        event = RetrievalEvent(
+            event="retrieval.failed" if error_code else "retrieval.completed",
+            index_name=query.index_name,
+            mode=mode.value,
+            duration_ms=round((time.perf_counter() - started) * 1000, 3),
+            hit_count=len(hits),
+            semantic_candidates=stats.semantic_candidates,
+            lexical_candidates=stats.lexical_candidates,
+            fused_candidates=stats.fused_candidates,
+            error_code=error_code,
+            query=self._projector.query(query.text),
+            hits=tuple(self._preview(hit) for hit in hits) if self._projector.options.content_preview.enabled else (),
+        )
+        emit(event, self._sinks)
+
+    def _preview(self, hit: RagRetrievalHit) -> RetrievalHitPreview:
+        p = hit.provenance
+        return RetrievalHitPreview(
+            rank=hit.rank,
+            identity=identity_hash(hit.document_id, hit.chunk_id),
+            raw_score=hit.raw_score,
+            relevance=hit.relevance,
+            semantic_rank=p.semantic.rank if p.semantic else None,
+            lexical_rank=p.lexical.rank if p.lexical else None,
+            preview=self._projector.preview(hit.content, selected=True),
+            metadata=self._projector.metadata(hit.metadata),
         )
 
     async def _dispatch(
