@@ -81,6 +81,7 @@ from runiq.rag.retrieval import (
     SourceRank,
     reciprocal_rank_fusion,
 )
+from runiq.rag.retrieval.scope import RetrievalScopeProvider, StaticRetrievalScope
 from runiq.rag.runtime import IndexResources, IndexRuntime
 from runiq.rag.sources import DirectorySource, DocumentSource, InMemorySource, SourceFailure, SourceReadResult
 from runiq.rag.stores import (
@@ -174,11 +175,13 @@ __all__ = [
     "RetrievalEvent",
     "RetrievalHitPreview",
     "RetrievalOptions",
+    "RetrievalScopeProvider",
     "SchemaMismatchError",
     "SourceFailure",
     "SourceRank",
     "SourceReadResult",
     "StartupIngestionError",
+    "StaticRetrievalScope",
     "StoreHit",
     "StoredDocument",
     "TextChunker",

@@ -54,6 +54,7 @@ def _register_services(builder: HostBuilder, rag: RagBuilder) -> None:
             sp.get(RetrievalOptions),
             projector=sp.get(ObservabilityProjector),
             sinks=[sp.get(ObservabilityRecorder), *rag.sinks],
+            scope=rag.scope,
         ),
     )
     services.add_singleton(

@@ -21,6 +21,7 @@ from runiq.rag.observability.options import RagObservabilityOptions
 from runiq.rag.observability.redaction import DefaultObservabilityRedactor, RagObservabilityRedactor
 from runiq.rag.registration.definitions import IndexDefinition, ProviderReference
 from runiq.rag.retrieval.query import RagRetrievalMode
+from runiq.rag.retrieval.scope import RetrievalScopeProvider
 from runiq.rag.sources.base import DocumentSource
 from runiq.rag.sources.directory import DEFAULT_MAX_FILE_BYTES, DirectorySource
 from runiq.rag.sources.memory import InMemorySource
@@ -216,6 +217,16 @@ class RagBuilder:
         self.observability = RagObservabilityOptions()
         self.redactor: RagObservabilityRedactor = DefaultObservabilityRedactor()
         self.sinks: list[ObservabilitySink] = []
+        self.scope: RetrievalScopeProvider | None = None
+
+    def use_retrieval_scope(self, scope: RetrievalScopeProvider) -> Self:
+        """A mandatory, host-resolved filter (tenant, residency) applied to every retrieval before the store."""
+        if not isinstance(scope, RetrievalScopeProvider):
+            raise RagConfigurationError("A retrieval scope must implement RetrievalScopeProvider.")
+        if self.scope is not None:
+            raise RagConfigurationError("A retrieval scope is already configured.")
+        self.scope = scope
+        return self
 
     def configure_observability(
         self, options: RagObservabilityOptions, *, redactor: RagObservabilityRedactor | None = None

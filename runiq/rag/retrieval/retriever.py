@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from runiq.rag.retrieval.results import (
     RagRetrievalStatistics,
     SourceRank,
 )
+from runiq.rag.retrieval.scope import RetrievalScopeProvider, ScopeConflict, merge_scope
 from runiq.rag.stores.base import LexicalSearch, StoreHit
 
 if TYPE_CHECKING:
@@ -50,7 +52,9 @@ class RagRetriever:
         *,
         projector: ObservabilityProjector | None = None,
         sinks: Sequence[ObservabilitySink] = (),
+        scope: RetrievalScopeProvider | None = None,
     ) -> None:
+        self._scope = scope
         self._runtime = runtime
         self._options = options or RetrievalOptions()
         self._projector = projector or ObservabilityProjector()
@@ -61,7 +65,11 @@ class RagRetriever:
         resources = await self._runtime.get(query.index_name)
         mode = query.mode or resources.definition.default_mode
         try:
-            hits, stats = await self._dispatch(resources, query, mode)
+            scoped = self._scoped(query)
+            hits: list[RagRetrievalHit] = []
+            stats = RagRetrievalStatistics()
+            if scoped is not None:  # None: the query contradicts its scope, so nothing it may see matches
+                hits, stats = await self._dispatch(resources, scoped, mode)
         except RagError as exc:
             code = exc.code.value if isinstance(exc, RetrievalError) else type(exc).__name__
             self._emit(query, mode, started, error_code=code)
@@ -71,6 +79,15 @@ class RagRetriever:
         return RagRetrievalResult(
             index_name=query.index_name, mode=mode, hits=tuple(hits), statistics=stats, duration_seconds=duration
         )
+
+    def _scoped(self, query: RagQuery) -> RagQuery | None:
+        if self._scope is None:
+            return query
+        try:
+            filters = merge_scope(query.filters, self._scope.scope_for(query))
+        except ScopeConflict:
+            return None
+        return dataclasses.replace(query, filters=filters)
 
     def _emit(
         self,
