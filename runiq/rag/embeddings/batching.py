@@ -39,8 +39,17 @@ class EmbeddingBatcher:
         if not texts:
             return np.empty((0, dims), dtype=np.float32)
         batches = [texts[i : i + self._batch_size] for i in range(0, len(texts), self._batch_size)]
-        async with asyncio.TaskGroup() as group:
-            tasks = [group.create_task(self._one(batch, kind, dims)) for batch in batches]
+        if len(batches) == 1:
+            return await self._one(batches[0], kind, dims)
+        try:
+            async with asyncio.TaskGroup() as group:
+                tasks = [group.create_task(self._one(batch, kind, dims)) for batch in batches]
+        except ExceptionGroup as failures:
+            # One failed batch fails the call; surface the provider's own error type, not a group.
+            first: BaseException = failures
+            while isinstance(first, BaseExceptionGroup):
+                first = first.exceptions[0]
+            raise first from None
         stacked: FloatMatrix = np.ascontiguousarray(np.vstack([task.result() for task in tasks]), dtype=np.float32)
         return stacked
 

@@ -10,7 +10,6 @@ document that failed to read keeps its previous version.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -19,7 +18,7 @@ import numpy as np
 import structlog
 
 from runiq.rag.chunking.base import chunker_for
-from runiq.rag.documents import RagDocument
+from runiq.rag.documents import RagChunk, RagDocument
 from runiq.rag.embeddings.base import FloatMatrix
 from runiq.rag.errors import ProviderError, VectorStoreError
 from runiq.rag.ingestion.operation import RagIngestionFailure, RagIngestionProgress
@@ -60,78 +59,138 @@ def _failure_code(exc: Exception) -> str:
     return "document_failed"
 
 
+@dataclass(slots=True)
+class _Pending:
+    """A new or changed document, chunked, waiting for vectors and its atomic write."""
+
+    document: RagDocument
+    stored_hash: str | None
+    content_hash: str
+    chunks: list[RagChunk]
+
+
 class IngestionPipeline:
+    """Runs one ingestion of one index. Work is grouped across documents so small documents still fill
+    embedding batches; each document is then written on its own, atomically."""
+
     def __init__(self, resources: IndexResources, tracker: ProgressTracker) -> None:
         self._resources = resources
         self._tracker = tracker
         self._name = resources.definition.name
         self._fingerprint = resources.configuration_fingerprint
+        definition = resources.definition
+        # One group fills every concurrent embedding batch once; it bounds memory for large sources.
+        self._group_chunks = definition.embedding_batch_size * definition.embedding_concurrency
 
     async def run(self) -> None:
         store = self._resources.store
         await store.ensure_index(self._resources.spec)
         stored = dict(await store.document_hashes(self._name))
         seen: set[str] = set()
-        semaphore = asyncio.Semaphore(self._resources.definition.document_concurrency)
         for source in self._resources.definition.sources:
             result = await source.read()
             self._tracker.add(discovered_documents=len(result.documents) + len(result.failures))
             for failure in result.failures:
                 seen.add(failure.document_id)
                 self._tracker.fail(failure.document_id, failure.code, source.source_kind)
-            async with asyncio.TaskGroup() as group:
-                for document in sorted(result.documents, key=lambda d: d.document_id):
-                    if document.document_id in seen:
-                        self._tracker.fail(document.document_id, "duplicate_document_id", source.source_kind)
-                        continue
-                    seen.add(document.document_id)
-                    group.create_task(self._guarded(document, stored.get(document.document_id), semaphore))
+            group: list[_Pending] = []
+            for document in sorted(result.documents, key=lambda d: d.document_id):
+                if document.document_id in seen:
+                    self._tracker.fail(document.document_id, "duplicate_document_id", source.source_kind)
+                    continue
+                seen.add(document.document_id)
+                pending = self._prepare(document, stored.get(document.document_id))
+                if pending is None:
+                    continue
+                group.append(pending)
+                if sum(len(p.chunks) for p in group) >= self._group_chunks:
+                    await self._write_group(group)
+                    group = []
+            if group:
+                await self._write_group(group)
         stale = sorted(set(stored) - seen)
         if stale:
             deleted = await store.delete_documents(self._name, stale)
             self._tracker.add(deleted_documents=deleted)
 
-    async def _guarded(self, document: RagDocument, stored_hash: str | None, semaphore: asyncio.Semaphore) -> None:
-        async with semaphore:
-            try:
-                await self._ingest(document, stored_hash)
-            except Exception as exc:  # one document's failure never aborts the batch
-                code = _failure_code(exc)
-                log.warning(
-                    "ingestion.document_failed",
-                    index=self._name,
-                    document=safe_id(document.document_id),
-                    code=code,
-                    error=type(exc).__name__,
-                )
-                self._tracker.fail(document.document_id, code)
-
-    async def _ingest(self, document: RagDocument, stored_hash: str | None) -> None:
+    def _prepare(self, document: RagDocument, stored_hash: str | None) -> _Pending | None:
         content_hash = document.content_hash(self._fingerprint)
         if stored_hash == content_hash:
             self._tracker.add(processed_documents=1, skipped_documents=1)
-            return
-        chunks = chunker_for(document, self._resources.definition.chunking).chunk(document)
-        vectors = None
+            return None
+        try:
+            chunks = chunker_for(document, self._resources.definition.chunking).chunk(document)
+        except Exception as exc:
+            self._failed(document, exc)
+            return None
+        return _Pending(document=document, stored_hash=stored_hash, content_hash=content_hash, chunks=chunks)
+
+    async def _write_group(self, group: list[_Pending]) -> None:
+        vectors = await self._embed_group(group)
+        for pending, matrix in zip(group, vectors, strict=True):
+            if isinstance(matrix, Exception):
+                self._failed(pending.document, matrix)
+                continue
+            try:
+                await self._write(pending, matrix)
+            except Exception as exc:  # one document's failure never aborts the batch
+                self._failed(pending.document, exc)
+
+    async def _embed_group(self, group: list[_Pending]) -> list[FloatMatrix | Exception | None]:
         embedder = self._resources.embedder
-        if embedder is not None and chunks:
-            vectors = await embedder.embed([chunk.content for chunk in chunks])
+        if embedder is None:
+            return [None] * len(group)
+        texts = [chunk.content for pending in group for chunk in pending.chunks]
+        try:
+            matrix = await embedder.embed(texts)
+        except Exception:
+            # Isolate the failing document(s): embed each one on its own.
+            return [await self._embed_one(pending) for pending in group]
+        out: list[FloatMatrix | Exception | None] = []
+        offset = 0
+        for pending in group:
+            out.append(matrix[offset : offset + len(pending.chunks)])
+            offset += len(pending.chunks)
+        return out
+
+    async def _embed_one(self, pending: _Pending) -> FloatMatrix | Exception:
+        embedder = self._resources.embedder
+        assert embedder is not None
+        try:
+            return await embedder.embed([chunk.content for chunk in pending.chunks])
+        except Exception as exc:
+            return exc
+
+    async def _write(self, pending: _Pending, vectors: FloatMatrix | None) -> None:
+        document = pending.document
         stored = StoredDocument(
             document_id=document.document_id,
-            content_hash=content_hash,
+            content_hash=pending.content_hash,
             title=document.title,
             metadata=document.metadata,
         )
+        embedder = self._resources.embedder
         if embedder is not None and vectors is None:
             vectors = _empty(embedder.client.dimensions)
-        await self._resources.store.replace_document(self._name, stored, chunks, vectors)
-        outcome = {"added_documents": 1} if stored_hash is None else {"updated_documents": 1}
+        await self._resources.store.replace_document(self._name, stored, pending.chunks, vectors)
+        outcome = {"added_documents": 1} if pending.stored_hash is None else {"updated_documents": 1}
         self._tracker.add(
             processed_documents=1,
-            produced_chunks=len(chunks),
-            produced_embeddings=len(chunks) if embedder is not None else 0,
+            produced_chunks=len(pending.chunks),
+            produced_embeddings=len(pending.chunks) if embedder is not None else 0,
             **outcome,
         )
+
+    def _failed(self, document: RagDocument, exc: BaseException) -> None:
+        code = _failure_code(exc) if isinstance(exc, Exception) else "document_failed"
+        log.warning(
+            "ingestion.document_failed",
+            index=self._name,
+            document=safe_id(document.document_id),
+            code=code,
+            error=type(exc).__name__,
+        )
+        self._tracker.fail(document.document_id, code)
 
 
 def _empty(dims: int) -> FloatMatrix:

@@ -33,6 +33,10 @@ class IngestionStrategy:
     time_zone: str | None = None
 
     def __post_init__(self) -> None:
+        try:
+            object.__setattr__(self, "kind", IngestionStrategyKind(self.kind))
+        except ValueError:
+            raise RagConfigurationError("Unknown ingestion strategy kind.") from None
         if self.kind is IngestionStrategyKind.SCHEDULED:
             if self.schedule is None:
                 raise RagConfigurationError("A scheduled ingestion strategy needs a five-field cron schedule.")

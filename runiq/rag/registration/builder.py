@@ -110,9 +110,9 @@ class IndexBuilder:
     ) -> Self:
         if self._store is not None:
             raise RagConfigurationError(f"RAG index '{self._name}' already has a vector store.")
+        chosen = _metric(metric, self._name) if metric is not None else self._metric
         self._store = self._reference(ProviderKind.VECTOR_STORE, selection, options)
-        if metric is not None:
-            self._metric = _metric(metric, self._name)
+        self._metric = chosen
         return self
 
     def use_in_memory_vector_store(self, metric: DistanceMetric | str = DistanceMetric.COSINE) -> Self:

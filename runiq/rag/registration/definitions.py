@@ -59,7 +59,6 @@ class IndexDefinition:
     default_mode: RagRetrievalMode = RagRetrievalMode.SEMANTIC
     embedding_batch_size: int = 64
     embedding_concurrency: int = 2
-    document_concurrency: int = 4
 
 
 class IndexRegistry:
