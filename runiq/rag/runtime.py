@@ -81,6 +81,7 @@ class IndexRuntime:
                 provider=definition.embedding.name,
                 batch_size=definition.embedding_batch_size,
                 concurrency=definition.embedding_concurrency,
+                timeout_seconds=definition.embedding_timeout_seconds,
             )
         reranker = await self._instance(definition.reranker) if definition.reranker is not None else None
         spec = IndexSpec(

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from runiq.rag.embeddings.base import EmbeddingClient, EmbeddingInputKind, FloatMatrix, FloatVector
-from runiq.rag.errors import ProviderResponseError, RagConfigurationError
+from runiq.rag.errors import ProviderResponseError, ProviderTimeoutError, RagConfigurationError
 
 __all__ = ["EmbeddingBatcher"]
 
@@ -20,7 +20,15 @@ class EmbeddingBatcher:
     with :class:`ProviderResponseError` instead of silently corrupting the index.
     """
 
-    def __init__(self, client: EmbeddingClient, *, provider: str, batch_size: int = 64, concurrency: int = 2) -> None:
+    def __init__(
+        self,
+        client: EmbeddingClient,
+        *,
+        provider: str,
+        batch_size: int = 64,
+        concurrency: int = 2,
+        timeout_seconds: float | None = None,
+    ) -> None:
         if batch_size <= 0:
             raise RagConfigurationError("Embedding batch_size must be greater than zero.")
         if concurrency <= 0:
@@ -29,6 +37,8 @@ class EmbeddingBatcher:
         self._provider = provider
         self._batch_size = batch_size
         self._semaphore = asyncio.Semaphore(concurrency)
+        self._timeout = timeout_seconds
+        self.calls = 0  # provider calls made, for ingestion progress and benchmarks
 
     @property
     def client(self) -> EmbeddingClient:
@@ -60,7 +70,14 @@ class EmbeddingBatcher:
 
     async def _one(self, batch: Sequence[str], kind: EmbeddingInputKind, dims: int) -> FloatMatrix:
         async with self._semaphore:
-            result = await self._client.embed(batch, kind)
+            self.calls += 1
+            try:
+                async with asyncio.timeout(self._timeout):
+                    result = await self._client.embed(batch, kind)
+            except TimeoutError as exc:
+                if isinstance(exc, ProviderTimeoutError):
+                    raise
+                raise ProviderTimeoutError(self._provider, self._timeout) from None
         matrix = np.asarray(result, dtype=np.float32)
         if matrix.ndim != 2 or matrix.shape[0] != len(batch):
             raise ProviderResponseError(

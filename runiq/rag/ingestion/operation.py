@@ -56,6 +56,7 @@ class RagIngestionProgress:
     failed_documents: int = 0
     produced_chunks: int = 0
     produced_embeddings: int = 0
+    embedding_calls: int = 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

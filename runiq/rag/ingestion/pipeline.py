@@ -141,11 +141,16 @@ class IngestionPipeline:
         if embedder is None:
             return [None] * len(group)
         texts = [chunk.content for pending in group for chunk in pending.chunks]
+        if not texts:
+            return [None] * len(group)
+        calls = embedder.calls
         try:
             matrix = await embedder.embed(texts)
         except Exception:
+            self._tracker.add(embedding_calls=embedder.calls - calls)
             # Isolate the failing document(s): embed each one on its own.
             return [await self._embed_one(pending) for pending in group]
+        self._tracker.add(embedding_calls=embedder.calls - calls)
         out: list[FloatMatrix | Exception | None] = []
         offset = 0
         for pending in group:
@@ -156,10 +161,15 @@ class IngestionPipeline:
     async def _embed_one(self, pending: _Pending) -> FloatMatrix | Exception:
         embedder = self._resources.embedder
         assert embedder is not None
+        if not pending.chunks:
+            return _empty(embedder.client.dimensions)
+        calls = embedder.calls
         try:
             return await embedder.embed([chunk.content for chunk in pending.chunks])
         except Exception as exc:
             return exc
+        finally:
+            self._tracker.add(embedding_calls=embedder.calls - calls)
 
     async def _write(self, pending: _Pending, vectors: FloatMatrix | None) -> None:
         document = pending.document

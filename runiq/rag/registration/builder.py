@@ -69,6 +69,7 @@ class IndexBuilder:
         self._ingestion: IngestionStrategy | None = None
         self._default_mode: RagRetrievalMode | None = None
         self._batching: tuple[int, int] | None = None
+        self._embedding_timeout: float | None = None
 
     # -- sources -----------------------------------------------------------------------------
 
@@ -149,10 +150,16 @@ class IndexBuilder:
         self._chunking = ChunkingOptions(max_characters=max_characters, overlap=overlap)
         return self
 
-    def configure_embedding_batching(self, batch_size: int = 64, concurrency: int = 2) -> Self:
+    def configure_embedding_batching(
+        self, batch_size: int = 64, concurrency: int = 2, *, timeout_seconds: float | None = None
+    ) -> Self:
+        """Texts per provider call, calls in flight, and a per-call timeout (``ProviderTimeoutError``)."""
         if batch_size <= 0 or concurrency <= 0:
             raise RagConfigurationError("Embedding batch_size and concurrency must be greater than zero.")
+        if timeout_seconds is not None and not timeout_seconds > 0:
+            raise RagConfigurationError("Embedding timeout_seconds must be greater than zero.")
         self._batching = (batch_size, concurrency)
+        self._embedding_timeout = timeout_seconds
         return self
 
     def configure_ingestion(self, configure: Callable[[IngestionBuilder], object]) -> Self:
@@ -197,6 +204,7 @@ class IndexBuilder:
             default_mode=mode,
             embedding_batch_size=batch_size,
             embedding_concurrency=concurrency,
+            embedding_timeout_seconds=self._embedding_timeout,
         )
 
 

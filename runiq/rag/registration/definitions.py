@@ -59,6 +59,7 @@ class IndexDefinition:
     default_mode: RagRetrievalMode = RagRetrievalMode.SEMANTIC
     embedding_batch_size: int = 64
     embedding_concurrency: int = 2
+    embedding_timeout_seconds: float | None = None
 
 
 class IndexRegistry:
