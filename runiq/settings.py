@@ -33,14 +33,15 @@ _CONFIG_FILE: ContextVar[Path | None] = ContextVar("runiq_config_file", default=
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # Settings can hold credentials: validation errors name the field but never repeat its input.
+    model_config = ConfigDict(frozen=True, extra="forbid", hide_input_in_errors=True)
 
 
 class ProviderSettings(_Frozen):
     """A provider by registered name, with options validated by the provider's own model."""
 
     provider: str
-    options: dict[str, Any] = Field(default_factory=dict)
+    options: dict[str, Any] = Field(default_factory=dict, repr=False)  # may hold credentials
 
 
 class DirectorySourceSettings(_Frozen):
@@ -59,6 +60,7 @@ class IngestionSettings(_Frozen):
     strategy: Literal["manual", "on_startup", "background_on_startup", "scheduled"] = "manual"
     schedule: str | None = None
     time_zone: str | None = None
+    coordinate: bool = False
 
 
 class IndexSettings(_Frozen):
@@ -81,7 +83,9 @@ class LoggingSettings(_Frozen):
 
 
 class RuniqSettings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="RUNIQ_", env_nested_delimiter="__", frozen=True, extra="forbid")
+    model_config = SettingsConfigDict(
+        env_prefix="RUNIQ_", env_nested_delimiter="__", frozen=True, extra="forbid", hide_input_in_errors=True
+    )
 
     disabled_plugins: tuple[str, ...] = ()
     logging: LoggingSettings = LoggingSettings()

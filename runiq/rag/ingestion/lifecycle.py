@@ -39,7 +39,9 @@ class IngestionStrategiesParticipant:
             d.name for d in definitions if d.ingestion.kind is IngestionStrategyKind.BACKGROUND_ON_STARTUP
         ]
         self._scheduler = CronScheduler(
-            manager, [d for d in definitions if d.ingestion.kind is IngestionStrategyKind.SCHEDULED]
+            manager,
+            [d for d in definitions if d.ingestion.kind is IngestionStrategyKind.SCHEDULED],
+            runtime=runtime,
         )
 
     async def start(self) -> None:

@@ -1,7 +1,9 @@
 """A lightweight per-process cron scheduler (five fields, ``croniter``).
 
-Per process by design: no distributed locking or leader election. A tick that finds the index
-already ingesting is skipped (the manager reports a conflict), not queued.
+Per process by default: no distributed locking or leader election. A tick that finds the index
+already ingesting is skipped (the manager reports a conflict), not queued. An index registered with
+``scheduled(cron, coordinate=True)`` on a store that implements :class:`IngestionCoordinator`
+(PostgreSQL: advisory locks) runs each scheduled ingestion in one instance only.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from runiq.rag.errors import IngestionConflictError
 from runiq.rag.ingestion.manager import RagIngestionManager
 from runiq.rag.ingestion.operation import RagIngestionReason
 from runiq.rag.registration.definitions import IndexDefinition
+from runiq.rag.runtime import IndexRuntime
+from runiq.rag.stores.base import IngestionCoordinator
 
 __all__ = ["CronScheduler", "next_fire_time"]
 
@@ -44,8 +48,11 @@ class CronScheduler:
         *,
         clock: Callable[[], datetime] = _local_now,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        runtime: IndexRuntime | None = None,
     ) -> None:
         self._manager = manager
+        self._runtime = runtime
+        self._leased: set[asyncio.Task[None]] = set()
         self._indexes = indexes
         self._clock = clock
         self._sleep = sleep
@@ -59,6 +66,9 @@ class CronScheduler:
         if self._task is not None:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
+            for task in list(self._leased):
+                task.cancel()
+            await asyncio.gather(*self._leased, return_exceptions=True)
             self._task = None
 
     async def _loop(self) -> None:
@@ -80,7 +90,29 @@ class CronScheduler:
         return next_fire_time(strategy.schedule, after, strategy.time_zone)
 
     async def _fire(self, name: str) -> None:
+        definition = next(d for d in self._indexes if d.name == name)
+        if definition.ingestion.coordinate and self._runtime is not None:
+            store = (await self._runtime.get(name)).store
+            if isinstance(store, IngestionCoordinator):
+                # The lease is held for the whole run, so the tick must not block the loop.
+                task = asyncio.create_task(self._leased_run(store, name))
+                self._leased.add(task)
+                task.add_done_callback(self._leased.discard)
+                return
+            log.warning("ingestion.coordination_unsupported", index=name, store=store.store_kind)
         try:
             await self._manager.start(name, RagIngestionReason.SCHEDULED)
         except IngestionConflictError:
             log.debug("ingestion.schedule_skipped", index=name, reason="active_operation")
+
+    async def _leased_run(self, coordinator: IngestionCoordinator, name: str) -> None:
+        async with coordinator.ingestion_lease(name) as acquired:
+            if not acquired:
+                log.info("ingestion.schedule_skipped", index=name, reason="another_instance")
+                return
+            try:
+                await self._manager.start(name, RagIngestionReason.SCHEDULED)
+            except IngestionConflictError:
+                log.debug("ingestion.schedule_skipped", index=name, reason="active_operation")
+                return
+            await self._manager.wait(name)

@@ -31,6 +31,7 @@ class IngestionStrategy:
     kind: IngestionStrategyKind = IngestionStrategyKind.MANUAL
     schedule: str | None = None
     time_zone: str | None = None
+    coordinate: bool = False  # scheduled only: one instance per index through the store's lease
 
     def __post_init__(self) -> None:
         try:
@@ -43,7 +44,7 @@ class IngestionStrategy:
             object.__setattr__(self, "schedule", normalise_schedule(self.schedule))
             if self.time_zone is not None:
                 _check_time_zone(self.time_zone)
-        elif self.schedule is not None or self.time_zone is not None:
+        elif self.schedule is not None or self.time_zone is not None or self.coordinate:
             raise RagConfigurationError("Only a scheduled ingestion strategy takes a schedule or time zone.")
 
 
@@ -102,8 +103,14 @@ class IngestionBuilder:
     def background_on_startup(self) -> IngestionBuilder:
         return self._select(IngestionStrategy(kind=IngestionStrategyKind.BACKGROUND_ON_STARTUP))
 
-    def scheduled(self, cron: str, time_zone: str | None = None) -> IngestionBuilder:
-        return self._select(IngestionStrategy(kind=IngestionStrategyKind.SCHEDULED, schedule=cron, time_zone=time_zone))
+    def scheduled(self, cron: str, time_zone: str | None = None, *, coordinate: bool = False) -> IngestionBuilder:
+        """Five-field cron in ``time_zone`` (default: the process's local zone). ``coordinate=True`` asks the
+        store for a cross-process lease (PostgreSQL advisory locks) so one instance runs each tick."""
+        return self._select(
+            IngestionStrategy(
+                kind=IngestionStrategyKind.SCHEDULED, schedule=cron, time_zone=time_zone, coordinate=coordinate
+            )
+        )
 
     def build(self) -> IngestionStrategy:
         return self._strategy or IngestionStrategy()

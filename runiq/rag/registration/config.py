@@ -43,10 +43,12 @@ def _configure(builder: IndexBuilder, index: IndexSettings, base: Path) -> None:
 
 def _strategy(ingestion: IngestionBuilder, index: IndexSettings) -> None:
     options = index.ingestion
-    if options.strategy != "scheduled" and (options.schedule is not None or options.time_zone is not None):
+    if options.strategy != "scheduled" and (
+        options.schedule is not None or options.time_zone is not None or options.coordinate
+    ):
         raise RagConfigurationError("Only a scheduled ingestion strategy takes a schedule or time zone.")
     if options.strategy == "scheduled":
-        ingestion.scheduled(options.schedule or "", options.time_zone)
+        ingestion.scheduled(options.schedule or "", options.time_zone, coordinate=options.coordinate)
     elif options.strategy == "on_startup":
         ingestion.on_startup()
     elif options.strategy == "background_on_startup":

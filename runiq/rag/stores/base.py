@@ -10,6 +10,7 @@ search only; the retriever then refuses lexical and hybrid queries with a clear 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
@@ -20,7 +21,15 @@ if TYPE_CHECKING:
     from runiq.rag.embeddings.base import FloatMatrix, FloatVector
     from runiq.rag.lexical.query import LexicalQuery
 
-__all__ = ["DistanceMetric", "IndexSpec", "LexicalSearch", "StoreHit", "StoredDocument", "VectorStore"]
+__all__ = [
+    "DistanceMetric",
+    "IndexSpec",
+    "IngestionCoordinator",
+    "LexicalSearch",
+    "StoreHit",
+    "StoredDocument",
+    "VectorStore",
+]
 
 
 class DistanceMetric(StrEnum):
@@ -123,6 +132,15 @@ class VectorStore(Protocol):
 
     async def count(self, index_name: str) -> int:
         """Number of chunks stored for the index (0 when it does not exist)."""
+        ...
+
+
+@runtime_checkable
+class IngestionCoordinator(Protocol):
+    """Optional capability: a cross-process lease so one instance runs an index's scheduled ingestion."""
+
+    def ingestion_lease(self, index_name: str) -> AbstractAsyncContextManager[bool]:
+        """Yields True when this process holds the lease for the block, False when another one does."""
         ...
 
 
