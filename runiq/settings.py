@@ -18,6 +18,8 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from runiq.errors import RagConfigurationError
+
 __all__ = [
     "ChunkingSettings",
     "DirectorySourceSettings",
@@ -96,6 +98,8 @@ class RuniqSettings(BaseSettings):
     def load(cls, config_file: str | Path | None = None, **overrides: Any) -> RuniqSettings:
         """Read the environment and, when given, a TOML file (its directory anchors relative paths)."""
         path = Path(config_file).resolve() if config_file is not None else None
+        if path is not None and not path.is_file():
+            raise RagConfigurationError("The runiq configuration file does not exist.")
         token = _CONFIG_FILE.set(path)
         try:
             if path is not None:

@@ -32,6 +32,25 @@ class ServiceProvider:
     def add_singleton(self, service_type: type[T], factory: Callable[[ServiceProvider], T]) -> None:
         self._add(service_type, providers.Singleton(factory, self))
 
+    def try_add_singleton(self, service_type: type[T], factory: Callable[[ServiceProvider], T]) -> None:
+        """Register ``factory`` unless the application already registered ``service_type`` (TryAdd)."""
+        if service_type not in self._types:
+            self.add_singleton(service_type, factory)
+
+    def override(self, service_type: type[T], instance: T) -> None:
+        """Replace a registered service with ``instance`` (tests); ``reset_override`` undoes it."""
+        self._provider(service_type).override(providers.Object(instance))
+
+    def reset_override(self, service_type: type[T]) -> None:
+        self._provider(service_type).reset_override()
+
+    def _provider(self, service_type: type[Any]) -> providers.Provider[Any]:
+        name = self._types.get(service_type)
+        if name is None:
+            raise LookupError(f"No service is registered for {service_type.__qualname__}.")
+        provider: providers.Provider[Any] = getattr(self._container, name)
+        return provider
+
     def add_instance(self, service_type: type[T], instance: T) -> None:
         self._add(service_type, providers.Object(instance))
 

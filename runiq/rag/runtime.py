@@ -13,14 +13,23 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import Any
 
-from runiq.plugins.registry import ProviderRegistry
+import structlog
+
+from runiq.plugins.registry import ProviderKind, ProviderRegistry
 from runiq.rag.embeddings.base import EmbeddingClient
 from runiq.rag.embeddings.batching import EmbeddingBatcher
-from runiq.rag.errors import ProviderResponseError
+from runiq.rag.errors import (
+    ProviderResponseError,
+    ProviderUnavailableError,
+    RagError,
+    VectorStoreUnavailableError,
+)
 from runiq.rag.registration.definitions import IndexDefinition, IndexRegistry, ProviderReference
 from runiq.rag.stores.base import IndexSpec, VectorStore
 
 __all__ = ["IndexResources", "IndexRuntime"]
+
+log = structlog.get_logger(__name__)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -96,7 +105,21 @@ class IndexRuntime:
         key = reference.instance_key
         if key not in self._instances:
             spec = self._providers.get(reference.kind, reference.name)
-            self._instances[key] = await self._stack.enter_async_context(spec.factory(reference.options))
+            try:
+                self._instances[key] = await self._stack.enter_async_context(spec.factory(reference.options))
+            except RagError:
+                raise
+            except Exception as exc:
+                # A factory's own text may carry a DSN or key; keep only the type.
+                log.warning(
+                    "runtime.provider_open_failed",
+                    kind=reference.kind.value,
+                    provider=reference.name,
+                    error=type(exc).__name__,
+                )
+                if reference.kind is ProviderKind.VECTOR_STORE:
+                    raise VectorStoreUnavailableError(reference.name) from None
+                raise ProviderUnavailableError(reference.name, "the provider could not be opened") from None
         return self._instances[key]
 
     async def aclose(self) -> None:

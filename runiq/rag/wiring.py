@@ -42,12 +42,14 @@ def add_runiq_rag(builder: HostBuilder, configure: Callable[[RagBuilder], object
 
 def _register_services(builder: HostBuilder, rag: RagBuilder) -> None:
     services = builder.services
-    services.add_singleton(IndexRegistry, lambda _: IndexRegistry(rag.definitions))
-    services.add_singleton(IndexRuntime, lambda sp: IndexRuntime(sp.get(IndexRegistry), builder.providers))
-    services.add_singleton(RetrievalOptions, lambda _: RetrievalOptions())
-    services.add_singleton(ObservabilityRecorder, lambda _: ObservabilityRecorder())
-    services.add_singleton(ObservabilityProjector, lambda _: ObservabilityProjector(rag.observability, rag.redactor))
-    services.add_singleton(
+    services.try_add_singleton(IndexRegistry, lambda _: IndexRegistry(rag.definitions))
+    services.try_add_singleton(IndexRuntime, lambda sp: IndexRuntime(sp.get(IndexRegistry), builder.providers))
+    services.try_add_singleton(RetrievalOptions, lambda _: RetrievalOptions())
+    services.try_add_singleton(ObservabilityRecorder, lambda _: ObservabilityRecorder())
+    services.try_add_singleton(
+        ObservabilityProjector, lambda _: ObservabilityProjector(rag.observability, rag.redactor)
+    )
+    services.try_add_singleton(
         RagRetriever,
         lambda sp: RagRetriever(
             sp.get(IndexRuntime),
@@ -57,7 +59,7 @@ def _register_services(builder: HostBuilder, rag: RagBuilder) -> None:
             scope=rag.scope,
         ),
     )
-    services.add_singleton(
+    services.try_add_singleton(
         RagIngestionManager,
         lambda sp: RagIngestionManager(sp.get(IndexRuntime), sinks=[sp.get(ObservabilityRecorder), *rag.sinks]),
     )
