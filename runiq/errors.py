@@ -12,6 +12,7 @@ specialise, so ``except ValueError`` or ``except LookupError`` keeps working in 
     ├── IngestionError(RagError)
     │   ├── IngestionConflictError                      an index already has an active operation
     │   ├── NoActiveIngestionError(..., LookupError)    cancel with nothing running
+    │   ├── IngestionUnavailableError                   the manager has stopped
     │   └── StartupIngestionError                       OnStartup ingestion did not complete
     ├── DocumentSourceError(RagError)                   a source could not be enumerated at all
     ├── ProviderError(RagError)
@@ -38,6 +39,7 @@ __all__ = [
     "IndexNotFoundError",
     "IngestionConflictError",
     "IngestionError",
+    "IngestionUnavailableError",
     "NoActiveIngestionError",
     "ProviderError",
     "ProviderNotFoundError",
@@ -137,6 +139,14 @@ class IngestionConflictError(IngestionError):
         self.index_name = index_name
         self.operation_id = operation_id
         super().__init__(f"RAG index '{index_name}' already has an active ingestion operation.")
+
+
+class IngestionUnavailableError(IngestionError):
+    """The ingestion manager has stopped (the host is shutting down); no new run can start."""
+
+    def __init__(self, index_name: str) -> None:
+        self.index_name = index_name
+        super().__init__(f"Ingestion for RAG index '{index_name}' is unavailable: the host is stopping.")
 
 
 class NoActiveIngestionError(IngestionError, LookupError):

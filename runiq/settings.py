@@ -92,6 +92,11 @@ class RuniqSettings(BaseSettings):
     disabled_plugins: tuple[str, ...] = ()
     logging: LoggingSettings = LoggingSettings()
     rag: RagSettings = RagSettings()
+    plugins: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        repr=False,
+        description="Plugin sections ([plugins.dashboard]); each plugin validates its own section.",
+    )
     config_dir: Path | None = Field(default=None, description="Directory relative source paths resolve against.")
 
     @classmethod

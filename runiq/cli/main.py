@@ -162,7 +162,7 @@ async def _status(config: Path) -> None:
 def serve(
     config: Annotated[Path, typer.Argument(help="The runiq.toml to serve.")],
     host: Annotated[str, typer.Option(help="Interface to bind (loopback by default).")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port for the dashboard.")] = 8765,
+    port: Annotated[int, typer.Option(help="Port for the dashboard.")] = 8710,
 ) -> None:
     """Run the host with its ingestion strategies and the embedded dashboard (needs runiq-dashboard)."""
     try:

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 
 import structlog
 
-from runiq.rag.errors import IngestionConflictError, NoActiveIngestionError
+from runiq.rag.errors import IngestionConflictError, IngestionUnavailableError, NoActiveIngestionError
 from runiq.rag.ingestion.operation import (
     RagIndexReadiness,
     RagIndexStatus,
@@ -72,7 +72,7 @@ class RagIngestionManager:
         """Start a run and return its RUNNING snapshot. Use :meth:`wait` for the terminal one."""
         state = self._state(index_name)
         if self._closed:
-            raise RuntimeError("The ingestion manager is stopped.")
+            raise IngestionUnavailableError(index_name)
         if state.active is not None:
             raise IngestionConflictError(index_name, state.active.operation.operation_id)
         operation = RagIngestionOperation(

@@ -1,0 +1,117 @@
+"""Fixed problem documents and the exception handlers that produce them.
+
+Every error response is ``{"code", "message", "activeOperation"}`` with a message written here, never
+an exception's text, a request value or a path. Unexpected exceptions become a fixed 500 body and are
+logged by type only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import structlog
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from runiq_dashboard.dto import ProblemDto, RagOperationDto
+
+__all__ = [
+    "Problem",
+    "ProblemError",
+    "active_operation_conflict",
+    "forbidden",
+    "index_not_found",
+    "install_problem_handlers",
+    "no_active_operation",
+    "unauthenticated",
+]
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    status: int
+    code: str
+    message: str
+    active_operation: RagOperationDto | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+    def response(self) -> JSONResponse:
+        body = ProblemDto(code=self.code, message=self.message, active_operation=self.active_operation)
+        return JSONResponse(body.model_dump(mode="json", by_alias=True), status_code=self.status, headers=self.headers)
+
+
+class ProblemError(Exception):
+    """Raised by routes and the access dependency; rendered by :func:`install_problem_handlers`."""
+
+    def __init__(self, problem: Problem) -> None:
+        super().__init__(problem.code)
+        self.problem = problem
+
+
+def unauthenticated(*, browser: bool = False) -> Problem:
+    # The page and its assets challenge with Basic so a browser asks for the key; the API with Bearer.
+    challenge = 'Basic realm="Runiq Dashboard", charset="UTF-8"' if browser else 'Bearer realm="runiq-dashboard"'
+    return Problem(
+        401,
+        "AuthenticationRequired",
+        "Authentication is required to use the Runiq dashboard.",
+        headers={"WWW-Authenticate": challenge},
+    )
+
+
+def forbidden() -> Problem:
+    return Problem(403, "Forbidden", "You are not allowed to perform this dashboard action.")
+
+
+def index_not_found() -> Problem:
+    return Problem(404, "RagIndexNotFound", "The RAG index is not registered.")
+
+
+def active_operation_conflict(active: RagOperationDto | None) -> Problem:
+    return Problem(409, "ActiveIngestionOperation", "The index already has an active ingestion operation.", active)
+
+
+def no_active_operation() -> Problem:
+    return Problem(409, "NoActiveIngestionOperation", "The index has no active ingestion operation.")
+
+
+def ingestion_unavailable() -> Problem:
+    return Problem(503, "IngestionUnavailable", "The ingestion runtime is not running.")
+
+
+def endpoint_not_found() -> Problem:
+    return Problem(404, "EndpointNotFound", "Runiq endpoint was not found.")
+
+
+_HTTP_PROBLEMS = {
+    404: ("EndpointNotFound", "Runiq endpoint was not found."),
+    405: ("MethodNotAllowed", "The method is not allowed for this endpoint."),
+}
+
+
+def install_problem_handlers(app: FastAPI) -> None:
+    async def on_problem(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, ProblemError)
+        return exc.problem.response()
+
+    async def on_validation(request: Request, exc: Exception) -> JSONResponse:
+        # FastAPI's default body echoes the offending input; ours does not.
+        return Problem(422, "InvalidRequest", "The request is not valid.").response()
+
+    async def on_http(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, StarletteHTTPException)
+        code, message = _HTTP_PROBLEMS.get(exc.status_code, ("RequestFailed", "The request could not be completed."))
+        return Problem(exc.status_code, code, message, headers=dict(exc.headers or {})).response()
+
+    async def on_error(request: Request, exc: Exception) -> JSONResponse:
+        log.error("dashboard.request_failed", method=request.method, error=type(exc).__name__)
+        return Problem(500, "InternalError", "The dashboard could not complete the request.").response()
+
+    app.add_exception_handler(ProblemError, on_problem)
+    app.add_exception_handler(RequestValidationError, on_validation)
+    app.add_exception_handler(StarletteHTTPException, on_http)
+    app.add_exception_handler(Exception, on_error)
