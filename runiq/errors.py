@@ -12,7 +12,7 @@ specialise, so ``except ValueError`` or ``except LookupError`` keeps working in 
     ├── IngestionError(RagError)
     │   ├── IngestionConflictError                      an index already has an active operation
     │   ├── NoActiveIngestionError(..., LookupError)    cancel with nothing running
-    │   ├── IngestionUnavailableError                   the manager has stopped
+    │   ├── IngestionUnavailableError(..., RuntimeError) the manager has stopped
     │   └── StartupIngestionError                       OnStartup ingestion did not complete
     ├── DocumentSourceError(RagError)                   a source could not be enumerated at all
     ├── ProviderError(RagError)
@@ -141,7 +141,7 @@ class IngestionConflictError(IngestionError):
         super().__init__(f"RAG index '{index_name}' already has an active ingestion operation.")
 
 
-class IngestionUnavailableError(IngestionError):
+class IngestionUnavailableError(IngestionError, RuntimeError):
     """The ingestion manager has stopped (the host is shutting down); no new run can start."""
 
     def __init__(self, index_name: str) -> None:
