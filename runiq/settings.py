@@ -69,6 +69,8 @@ class IndexSettings(_Frozen):
     sources: list[DirectorySourceSettings] = Field(default_factory=list)
     embedding: ProviderSettings | None = None
     vector_store: ProviderSettings = ProviderSettings(provider="in-memory")
+    reranker: ProviderSettings | None = None
+    reranker_approved: bool = False
     metric: Literal["cosine", "euclidean", "dot_product"] = "cosine"
     chunking: ChunkingSettings = ChunkingSettings()
     ingestion: IngestionSettings = IngestionSettings()

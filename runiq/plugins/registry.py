@@ -46,6 +46,7 @@ class ProviderSpec:
     factory: ProviderFactory
     options_model: type[BaseModel]
     plugin: str
+    remote: bool = False  # rerankers: content leaves the host (needs the host's approval)
 
     def validate_options(self, options: Mapping[str, Any], *, context: str) -> BaseModel:
         """Validate options at registration; messages name fields, never the values (they may be secrets)."""
@@ -74,10 +75,16 @@ class ProviderRegistry:
     def add_vector_store(self, name: str, factory: ProviderFactory, *, options: type[BaseModel] = EmptyOptions) -> None:
         self._add(ProviderKind.VECTOR_STORE, name, factory, options)
 
-    def add_reranker(self, name: str, factory: ProviderFactory, *, options: type[BaseModel] = EmptyOptions) -> None:
-        self._add(ProviderKind.RERANKER, name, factory, options)
+    def add_reranker(
+        self, name: str, factory: ProviderFactory, *, options: type[BaseModel] = EmptyOptions, remote: bool = True
+    ) -> None:
+        """``remote`` (the safe default) means query and chunk content leave the host: an index may use
+        such a reranker only with ``use_reranker(..., approved=True)``."""
+        self._add(ProviderKind.RERANKER, name, factory, options, remote=remote)
 
-    def _add(self, kind: ProviderKind, name: str, factory: ProviderFactory, options: type[BaseModel]) -> None:
+    def _add(
+        self, kind: ProviderKind, name: str, factory: ProviderFactory, options: type[BaseModel], *, remote: bool = False
+    ) -> None:
         if not isinstance(name, str) or not name.strip() or name != name.strip():
             raise RagConfigurationError(f"A {kind.value} provider name must be a non-empty trimmed string.")
         if not callable(factory):
@@ -91,7 +98,7 @@ class ProviderRegistry:
                 f"'{existing.plugin}' and '{self._current_plugin}'."
             )
         self._specs[(kind, name)] = ProviderSpec(
-            kind=kind, name=name, factory=factory, options_model=options, plugin=self._current_plugin
+            kind=kind, name=name, factory=factory, options_model=options, plugin=self._current_plugin, remote=remote
         )
 
     def get(self, kind: ProviderKind, name: str) -> ProviderSpec:

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from runiq.plugins.hookspecs import hookimpl
 from runiq.plugins.registry import EmptyOptions, ProviderRegistry
 from runiq.rag.embeddings.hashing import HashingEmbedder
+from runiq.rag.reranking import plugin as _reranking
 from runiq.rag.stores.memory import InMemoryVectorStore
 
 __all__ = ["HashingOptions", "runiq_register_providers"]
@@ -35,3 +36,4 @@ async def _in_memory(options: EmptyOptions) -> AsyncIterator[InMemoryVectorStore
 def runiq_register_providers(registry: ProviderRegistry) -> None:
     registry.add_embedding("hashing", _hashing, options=HashingOptions)
     registry.add_vector_store("in-memory", _in_memory)
+    _reranking.runiq_register_providers(registry)

@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from runiq.hosting.builder import HostBuilder
 from runiq.hosting.services import ServiceProvider
+from runiq.rag.context import RagContextAssembler
 from runiq.rag.ingestion.lifecycle import IngestionStrategiesParticipant, RuntimeParticipant
 from runiq.rag.ingestion.manager import RagIngestionManager
 from runiq.rag.observability.events import ObservabilityRecorder
@@ -13,6 +14,7 @@ from runiq.rag.observability.projection import ObservabilityProjector
 from runiq.rag.registration.builder import RagBuilder
 from runiq.rag.registration.config import add_indexes_from_settings
 from runiq.rag.registration.definitions import IndexRegistry
+from runiq.rag.reranking import index_reranker_resolver
 from runiq.rag.retrieval.retriever import RagRetriever, RetrievalOptions
 from runiq.rag.runtime import IndexRuntime
 
@@ -62,6 +64,12 @@ def _register_services(builder: HostBuilder, rag: RagBuilder) -> None:
     services.try_add_singleton(
         RagIngestionManager,
         lambda sp: RagIngestionManager(sp.get(IndexRuntime), sinks=[sp.get(ObservabilityRecorder), *rag.sinks]),
+    )
+    services.try_add_singleton(
+        RagContextAssembler,
+        lambda sp: RagContextAssembler(
+            sp.get(RagRetriever), reranker_resolver=index_reranker_resolver(sp.get(IndexRuntime))
+        ),
     )
     builder.add_lifecycle_participant(_runtime_participant)
     builder.add_lifecycle_participant(_strategies_participant)

@@ -64,6 +64,7 @@ class IndexBuilder:
         self._embedding: ProviderReference | None = None
         self._store: ProviderReference | None = None
         self._reranker: ProviderReference | None = None
+        self._reranker_approved = False
         self._metric = DistanceMetric.COSINE
         self._chunking: ChunkingOptions | None = None
         self._ingestion: IngestionStrategy | None = None
@@ -119,10 +120,18 @@ class IndexBuilder:
     def use_in_memory_vector_store(self, metric: DistanceMetric | str = DistanceMetric.COSINE) -> Self:
         return self.use_vector_store("in-memory", metric=metric)
 
-    def use_reranker(self, selection: ProviderSelection | str, /, **options: Any) -> Self:
+    def use_reranker(self, selection: ProviderSelection | str, /, *, approved: bool = False, **options: Any) -> Self:
+        """Select a reranker for the context policy path. A remote one (content leaves the host) needs
+        ``approved=True``: the host's explicit decision that this provider may receive the data."""
+        from runiq.rag.reranking.errors import RerankerNotApprovedError
+
         if self._reranker is not None:
             raise RagConfigurationError(f"RAG index '{self._name}' already has a reranker.")
-        self._reranker = self._reference(ProviderKind.RERANKER, selection, options)
+        reference = self._reference(ProviderKind.RERANKER, selection, options)
+        if self._providers.get(ProviderKind.RERANKER, reference.name).remote and not approved:
+            raise RerankerNotApprovedError(reference.name)
+        self._reranker = reference
+        self._reranker_approved = bool(approved)
         return self
 
     def _reference(
@@ -198,6 +207,7 @@ class IndexBuilder:
             embedding=self._embedding,
             vector_store=self._store,
             reranker=self._reranker,
+            reranker_approved=self._reranker_approved,
             metric=self._metric,
             chunking=self._chunking or ChunkingOptions(),
             ingestion=self._ingestion or IngestionStrategy(),

@@ -36,6 +36,8 @@ def _configure(builder: IndexBuilder, index: IndexSettings, base: Path) -> None:
     if index.embedding is not None:
         builder.use_embedding(index.embedding.provider, **index.embedding.options)
     builder.use_vector_store(index.vector_store.provider, metric=index.metric, **index.vector_store.options)
+    if index.reranker is not None:
+        builder.use_reranker(index.reranker.provider, approved=index.reranker_approved, **index.reranker.options)
     builder.configure_chunking(index.chunking.max_characters, index.chunking.overlap)
     builder.configure_ingestion(lambda ingestion: _strategy(ingestion, index))
     builder.use_default_mode(index.default_mode)

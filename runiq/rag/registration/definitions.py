@@ -53,6 +53,7 @@ class IndexDefinition:
     embedding: ProviderReference | None
     vector_store: ProviderReference
     reranker: ProviderReference | None = None
+    reranker_approved: bool = False
     metric: DistanceMetric = DistanceMetric.COSINE
     chunking: ChunkingOptions = ChunkingOptions()
     ingestion: IngestionStrategy = IngestionStrategy()

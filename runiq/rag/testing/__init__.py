@@ -17,12 +17,14 @@ from __future__ import annotations
 
 from runiq.rag.testing.contracts import EmbeddingClientContract, LexicalSearchContract, VectorStoreContract
 from runiq.rag.testing.fakes import CANARY, FailingEmbedder, SlowEmbedder, make_chunks
+from runiq.rag.testing.reranker_contract import RerankerContract
 
 __all__ = [
     "CANARY",
     "EmbeddingClientContract",
     "FailingEmbedder",
     "LexicalSearchContract",
+    "RerankerContract",
     "SlowEmbedder",
     "VectorStoreContract",
     "make_chunks",

@@ -1,0 +1,1 @@
+"""Benchmarks and quality harnesses (not part of the runiq distribution)."""

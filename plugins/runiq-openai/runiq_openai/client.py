@@ -1,0 +1,193 @@
+"""The OpenAI embedding client: request planning, the HTTP call, error mapping and response checks.
+
+Retries are the openai client's own (``max_retries`` on :class:`openai.AsyncOpenAI`): it retries
+timeouts, connection errors, 408, 409, 429 and 5xx, waits what ``Retry-After``/``retry-after-ms``
+says (up to two minutes) or backs off exponentially (0.5 s doubling to 8 s, minus up to 25 % jitter),
+and rewinds the request body for each attempt. Layering tenacity on top would retry the retries
+(attempts multiply); replacing it (``max_retries=0`` plus tenacity) would re-implement the
+``Retry-After``/``retry-after-ms``/``x-should-retry`` handling the client already keeps current.
+
+Errors never carry what the provider said: its bodies can echo the input (and a 401 body echoes part
+of the key), so every failure becomes a fixed-message :class:`~runiq.rag.ProviderError` raised
+``from None`` with the HTTP status kept as ``.status``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import openai
+from runiq.rag import (
+    EmbeddingInputKind,
+    ProviderError,
+    ProviderResponseError,
+    ProviderTimeoutError,
+    ProviderUnavailableError,
+)
+
+from runiq_openai.options import OpenAiEmbeddingOptions
+from runiq_openai.selection import PROVIDER_NAME
+
+__all__ = ["OpenAiEmbeddingClient", "parse_embedding_response", "plan_requests"]
+
+FloatMatrix = npt.NDArray[np.float32]
+
+# The API rejects an empty string; one space embeds as "no content" and keeps the row.
+_EMPTY_INPUT_STANDIN = " "
+
+
+def plan_requests(texts: Sequence[str], max_inputs: int, max_tokens: int) -> list[slice]:
+    """Split ``texts`` into consecutive request slices within the per-request input and token limits.
+
+    Tokens are bounded from above by UTF-8 bytes (every BPE token covers at least one byte), so no
+    tokenizer is needed and a planned request can never exceed ``max_tokens``. A single text larger
+    than the budget still goes alone: the per-input limit is the chunker's business.
+    """
+    slices: list[slice] = []
+    start, count, budget = 0, 0, 0
+    for position, text in enumerate(texts):
+        cost = max(1, len(text.encode("utf-8")))
+        if count and (count >= max_inputs or budget + cost > max_tokens):
+            slices.append(slice(start, position))
+            start, count, budget = position, 0, 0
+        count += 1
+        budget += cost
+    if count:
+        slices.append(slice(start, len(texts)))
+    return slices
+
+
+def _malformed(reason: str = "the provider returned a malformed embedding response") -> ProviderResponseError:
+    return ProviderResponseError(PROVIDER_NAME, reason)
+
+
+def _vector(value: Any) -> npt.NDArray[np.float32]:
+    if isinstance(value, str):  # encoding_format="base64": little-endian float32 bytes
+        try:
+            raw = base64.b64decode(value, validate=True)
+        except (binascii.Error, ValueError):
+            raise _malformed() from None
+        if len(raw) % 4:
+            raise _malformed()
+        return np.frombuffer(raw, dtype="<f4").astype(np.float32, copy=False)
+    if isinstance(value, list):  # a server that ignores encoding_format answers with floats
+        try:
+            array = np.asarray(value)
+        except ValueError:
+            raise _malformed() from None
+        if array.ndim != 1 or array.dtype.kind not in "fiu":
+            raise _malformed()
+        return array.astype(np.float32)
+    raise _malformed()
+
+
+def parse_embedding_response(body: bytes, count: int, dimensions: int) -> FloatMatrix:
+    """Turn an ``/embeddings`` response body into a ``(count, dimensions)`` float32 matrix in input order.
+
+    Raises:
+        ProviderResponseError: the body is not JSON, lacks the embedding list, has the wrong count,
+            missing/duplicate/out-of-range indexes, undecodable vectors, another dimension, or NaN/inf.
+    """
+    try:
+        payload = json.loads(body)
+    except ValueError:
+        raise _malformed("the provider returned a response that is not JSON") from None
+    data = payload.get("data") if isinstance(payload, dict) else None
+    if not isinstance(data, list):
+        raise _malformed()
+    if len(data) != count:
+        raise _malformed("the provider returned a result count that does not match the batch")
+    out = np.empty((count, dimensions), dtype=np.float32)
+    seen = np.zeros(count, dtype=bool)
+    for item in data:
+        index = item.get("index") if isinstance(item, dict) else None
+        if type(index) is not int or not 0 <= index < count or seen[index]:
+            raise _malformed("the provider returned missing or duplicate embedding indexes")
+        vector = _vector(item.get("embedding"))
+        if vector.shape != (dimensions,):
+            raise _malformed("the provider returned vectors of an unexpected dimension")
+        out[index] = vector
+        seen[index] = True
+    if not np.isfinite(out).all():
+        raise _malformed("the provider returned non-finite values")
+    return out
+
+
+def _status_error(status: int) -> ProviderError:
+    if status in (401, 403):
+        return ProviderUnavailableError(PROVIDER_NAME, "the provider rejected the credentials", status=status)
+    if status == 429:
+        return ProviderUnavailableError(PROVIDER_NAME, "the provider is rate limiting requests", status=status)
+    if status >= 500 or status in (408, 409):
+        return ProviderUnavailableError(PROVIDER_NAME, "the provider failed to answer", status=status)
+    if status == 404:
+        return ProviderError(PROVIDER_NAME, "the provider does not know this model or endpoint", status=status)
+    return ProviderError(PROVIDER_NAME, "the provider rejected the request", status=status)
+
+
+class OpenAiEmbeddingClient:
+    """An :class:`~runiq.rag.EmbeddingClient` over one open :class:`openai.AsyncOpenAI`.
+
+    One ``embed`` call may become several HTTP requests (the endpoint's own input and token limits);
+    at most ``max_concurrency`` requests of this client are in flight at once, across all callers.
+    """
+
+    def __init__(self, client: openai.AsyncOpenAI, options: OpenAiEmbeddingOptions) -> None:
+        self._client = client
+        self._options = options
+        self._dimensions = options.effective_dimensions
+        self._semaphore = asyncio.Semaphore(options.max_concurrency)
+
+    @property
+    def model_name(self) -> str:
+        return f"openai:{self._options.model}"
+
+    @property
+    def dimensions(self) -> int:
+        return self._dimensions
+
+    async def embed(self, texts: Sequence[str], kind: EmbeddingInputKind) -> FloatMatrix:
+        if not texts:
+            return np.empty((0, self._dimensions), dtype=np.float32)
+        plan = plan_requests(texts, self._options.max_inputs_per_request, self._options.max_tokens_per_request)
+        if len(plan) == 1:
+            return await self._request(texts)
+        try:
+            async with asyncio.TaskGroup() as group:
+                tasks = [group.create_task(self._request(texts[part])) for part in plan]
+        except BaseExceptionGroup as failures:
+            raise _first_leaf(failures) from None
+        return np.vstack([task.result() for task in tasks])
+
+    async def _request(self, batch: Sequence[str]) -> FloatMatrix:
+        inputs = [text if text else _EMPTY_INPUT_STANDIN for text in batch]
+        extra: dict[str, Any] = {}
+        if self._options.request_dimensions is not None:
+            extra["dimensions"] = self._options.request_dimensions
+        async with self._semaphore:
+            try:
+                response = await self._client.embeddings.with_raw_response.create(
+                    input=inputs, model=self._options.model, encoding_format="base64", **extra
+                )
+                body = response.content
+            except openai.APITimeoutError:
+                raise ProviderTimeoutError(PROVIDER_NAME, self._options.timeout) from None
+            except openai.APIStatusError as exc:
+                raise _status_error(exc.status_code) from None
+            except openai.APIConnectionError:
+                raise ProviderUnavailableError(PROVIDER_NAME, "the provider could not be reached") from None
+            except openai.OpenAIError:
+                raise ProviderError(PROVIDER_NAME) from None
+        return parse_embedding_response(body, len(batch), self._dimensions)
+
+
+def _first_leaf(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    first = group.exceptions[0]
+    return _first_leaf(first) if isinstance(first, BaseExceptionGroup) else first

@@ -1,0 +1,84 @@
+"""The typed selection ``OpenAiEmbedding(...)`` and the ``use_openai_embedding_model`` convenience."""
+
+from __future__ import annotations
+
+from dataclasses import KW_ONLY, dataclass, fields
+from typing import TypeVar
+
+from pydantic import ValidationError
+from runiq.rag import IndexBuilder, RagConfigurationError
+
+from runiq_openai.credentials import SecretProvider
+from runiq_openai.models import OpenAiEmbeddingModels
+from runiq_openai.options import OpenAiEmbeddingOptions
+
+__all__ = ["PROVIDER_NAME", "OpenAiEmbedding", "use_openai_embedding_model"]
+
+PROVIDER_NAME = "openai"
+
+_Builder = TypeVar("_Builder", bound=IndexBuilder)
+
+
+@dataclass(frozen=True, slots=True)
+class OpenAiEmbedding:
+    """Select OpenAI embeddings for an index: ``index.use_embedding(OpenAiEmbedding(model))``.
+
+    Args:
+        model: an :class:`OpenAiEmbeddingModels` member, or another model name (then ``dimensions``
+            is required).
+        dimensions: request shorter vectors (text-embedding-3 models only); ``None`` is the model's own.
+        base_url: an OpenAI-compatible endpoint (Azure OpenAI's ``/openai/v1/``, a local server);
+            ``None`` is the openai client's default (which honours ``OPENAI_BASE_URL``).
+        api_key_env: the environment variable holding the API key, read when the client opens.
+        secret_provider: a :class:`SecretProvider` to use instead of the environment variable.
+        timeout: seconds per HTTP attempt (default 30).
+        max_retries: extra attempts after 429, 5xx, timeouts and connection errors (default 4).
+        max_inputs_per_request: texts per HTTP request, at most the API's 2048.
+        max_concurrency: requests in flight at once from this client (default 4).
+
+    ``None`` for any option means the provider's default. Invalid values fail here, naming the option.
+    """
+
+    model: OpenAiEmbeddingModels | str = OpenAiEmbeddingModels.TEXT_EMBEDDING_3_SMALL
+    _: KW_ONLY
+    dimensions: int | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+    secret_provider: SecretProvider | None = None
+    timeout: float | None = None
+    max_retries: int | None = None
+    max_inputs_per_request: int | None = None
+    max_concurrency: int | None = None
+
+    def __post_init__(self) -> None:
+        self.options()  # validate now, so a bad selection fails where it is written
+
+    @property
+    def provider_name(self) -> str:
+        return PROVIDER_NAME
+
+    @property
+    def display_name(self) -> str:
+        options = self.options()
+        return f"OpenAI {options.model} ({options.effective_dimensions} dimensions)"
+
+    def provider_options(self) -> dict[str, object]:
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        if isinstance(self.model, OpenAiEmbeddingModels):
+            values["model"] = self.model.value
+        return {name: value for name, value in values.items() if value is not None}
+
+    def options(self) -> OpenAiEmbeddingOptions:
+        try:
+            return OpenAiEmbeddingOptions.model_validate(self.provider_options())
+        except ValidationError as exc:
+            names = sorted({".".join(str(p) for p in err["loc"]) or "options" for err in exc.errors()})
+            raise RagConfigurationError(f"Invalid OpenAI embedding selection: {', '.join(names)}.") from None
+
+
+def use_openai_embedding_model(
+    index_builder: _Builder, model: OpenAiEmbeddingModels | str, **options: object
+) -> _Builder:
+    """``index.use_embedding(OpenAiEmbedding(model, **options))``, returning the builder for chaining."""
+    index_builder.use_embedding(OpenAiEmbedding(model, **options))  # type: ignore[arg-type]
+    return index_builder

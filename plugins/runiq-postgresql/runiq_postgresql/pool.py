@@ -1,0 +1,111 @@
+"""One asyncpg pool per DSN (per event loop), shared by every store on that DSN and reference counted.
+
+Stores on the same server but in different schemas share the pool: tables are always qualified
+with the store's schema, so connections carry no per-schema state. The first store to open a DSN
+decides the pool's size and timeouts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import struct
+import weakref
+from dataclasses import dataclass, field
+from typing import Any
+
+import asyncpg
+import numpy as np
+
+from runiq_postgresql.schema import ExtensionSchemas
+
+__all__ = ["PoolSettings", "acquire_pool", "encode_vector", "release_pool"]
+
+
+def encode_vector(value: Any) -> bytes:
+    """pgvector's binary format: dimension (uint16), unused (uint16), float32 values, all big-endian."""
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value)
+    array = np.asarray(value, dtype=">f4").reshape(-1)
+    return struct.pack(">HH", array.shape[0], 0) + array.tobytes()
+
+
+def decode_vector(data: bytes) -> np.ndarray:
+    dims = struct.unpack_from(">H", data)[0]
+    return np.frombuffer(data, dtype=">f4", count=dims, offset=4).astype(np.float32)
+
+
+@dataclass(frozen=True, slots=True)
+class PoolSettings:
+    min_size: int
+    max_size: int
+    connect_timeout: float
+    command_timeout: float | None
+
+
+@dataclass(slots=True)
+class _Shared:
+    pool: asyncpg.Pool
+    users: int
+
+
+@dataclass(slots=True)
+class _LoopPools:
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    pools: dict[str, _Shared] = field(default_factory=dict)
+
+
+# Pools belong to the loop that created them; a loop that goes away takes its entry with it.
+_loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopPools] = weakref.WeakKeyDictionary()
+
+
+def _for_loop() -> _LoopPools:
+    loop = asyncio.get_running_loop()
+    entry = _loops.get(loop)
+    if entry is None:
+        entry = _loops[loop] = _LoopPools()
+    return entry
+
+
+async def acquire_pool(dsn: str, extensions: ExtensionSchemas, settings: PoolSettings) -> asyncpg.Pool:
+    entry = _for_loop()
+    async with entry.lock:
+        shared = entry.pools.get(dsn)
+        if shared is None:
+            vector_schema = extensions.vector
+
+            async def init(conn: asyncpg.Connection) -> None:
+                await conn.set_type_codec(
+                    "vector", schema=vector_schema, encoder=encode_vector, decoder=decode_vector, format="binary"
+                )
+
+            pool = await asyncpg.create_pool(
+                dsn,
+                min_size=settings.min_size,
+                max_size=settings.max_size,
+                timeout=settings.connect_timeout,
+                command_timeout=settings.command_timeout,
+                init=init,
+                server_settings={"search_path": extensions.search_path, "application_name": "runiq"},
+            )
+            shared = _Shared(pool=pool, users=0)
+            entry.pools[dsn] = shared
+        shared.users += 1
+        return shared.pool
+
+
+async def release_pool(pool: asyncpg.Pool) -> None:
+    entry = _for_loop()
+    async with entry.lock:
+        for dsn, shared in list(entry.pools.items()):
+            if shared.pool is pool:
+                shared.users -= 1
+                if shared.users <= 0:
+                    del entry.pools[dsn]
+                    try:
+                        await asyncio.wait_for(pool.close(), timeout=10)
+                    except asyncio.CancelledError:
+                        pool.terminate()
+                        raise
+                    except Exception:  # a dead server: drop the sockets instead
+                        pool.terminate()
+                return

@@ -1,0 +1,269 @@
+"""DDL and versioned migrations.
+
+Layout (all inside the configured schema, default ``runiq``)::
+
+    schema_version(version, description, applied_at)      one row per applied migration
+    indexes(index_id, name, embedding_model, dimension, metric,
+            chunk_count, total_terms, ann_index, created_at, updated_at)
+    documents(index_id, document_id, content_hash, title, metadata, chunk_count, created_at, updated_at)
+    term_stats(index_id, term, df)                         BM25 document frequencies, maintained per write
+    ingestion_runs(index_id, operation_id, reason, state, started_at, completed_at, counts)
+    chunks_<index_id>(row_id, document_id, chunk_id, ordinal, content, start_offset, end_offset,
+                      metadata, term_count, lexemes, embedding vector(<dimension>))
+
+One chunk table per logical index: the embedding column has the index's exact dimension, the HNSW
+index is a plain index on it with the metric's operator class, planner statistics describe one
+corpus, and dropping an index is ``DROP TABLE``. Table names derive from the integer ``index_id``
+(never from the user's index name, which is only ever a bound value).
+
+Migrations run in one transaction under a transaction-scoped advisory lock, so concurrent
+migrators serialise and the second finds nothing to do. Each migration is applied once and
+recorded in ``schema_version``; statements are idempotent as well, so a half-created schema from
+an older tool still converges.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import asyncpg
+
+from runiq.rag.errors import VectorStoreError
+from runiq.rag.stores.base import DistanceMetric
+from runiq_postgresql.errors import ExtensionMissingError
+from runiq_postgresql.settings import validate_identifier
+
+__all__ = [
+    "LATEST_VERSION",
+    "MIGRATIONS",
+    "REQUIRED_EXTENSIONS",
+    "ExtensionSchemas",
+    "ann_index_ddl",
+    "chunk_table_ddl",
+    "chunk_table_name",
+    "migrate",
+    "quote_ident",
+]
+
+# pg_advisory_xact_lock key shared by every runiq migrator on a database ("runiq-pg" as ASCII).
+MIGRATION_LOCK_KEY = 0x72756E69712D7067
+REQUIRED_EXTENSIONS = ("vector", "pg_trgm")
+HNSW_MAX_VECTOR_DIMENSIONS = 2000
+HNSW_MAX_HALFVEC_DIMENSIONS = 4000
+
+
+def quote_ident(name: str) -> str:
+    """Quote an identifier that has already passed :func:`validate_identifier` (or is ours)."""
+    return '"' + validate_identifier(name) + '"'
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    version: int
+    description: str
+    statements: tuple[str, ...]
+
+
+def _v1(s: str) -> tuple[str, ...]:
+    return (
+        f"""CREATE TABLE IF NOT EXISTS {s}.indexes (
+            index_id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            name text NOT NULL UNIQUE,
+            embedding_model text,
+            dimension integer CHECK (dimension IS NULL OR dimension > 0),
+            metric text NOT NULL CHECK (metric IN ('cosine', 'euclidean', 'dot_product')),
+            chunk_count bigint NOT NULL DEFAULT 0,
+            total_terms bigint NOT NULL DEFAULT 0,
+            ann_index boolean NOT NULL DEFAULT false,
+            created_at timestamptz NOT NULL DEFAULT now(),
+            updated_at timestamptz NOT NULL DEFAULT now())""",
+        f"""CREATE TABLE IF NOT EXISTS {s}.documents (
+            index_id bigint NOT NULL REFERENCES {s}.indexes (index_id) ON DELETE CASCADE,
+            document_id text NOT NULL,
+            content_hash text NOT NULL,
+            title text,
+            metadata jsonb NOT NULL DEFAULT '{{}}',
+            chunk_count integer NOT NULL DEFAULT 0,
+            created_at timestamptz NOT NULL DEFAULT now(),
+            updated_at timestamptz NOT NULL DEFAULT now(),
+            PRIMARY KEY (index_id, document_id))""",
+        f"""CREATE TABLE IF NOT EXISTS {s}.term_stats (
+            index_id bigint NOT NULL REFERENCES {s}.indexes (index_id) ON DELETE CASCADE,
+            term text NOT NULL,
+            df bigint NOT NULL,
+            PRIMARY KEY (index_id, term))""",
+        f"""CREATE TABLE IF NOT EXISTS {s}.ingestion_runs (
+            index_id bigint NOT NULL REFERENCES {s}.indexes (index_id) ON DELETE CASCADE,
+            operation_id text NOT NULL,
+            reason text,
+            state text NOT NULL,
+            started_at timestamptz NOT NULL,
+            completed_at timestamptz,
+            counts jsonb NOT NULL DEFAULT '{{}}',
+            PRIMARY KEY (index_id, operation_id))""",
+    )
+
+
+def _migrations(s: str) -> tuple[Migration, ...]:
+    return (Migration(1, "indexes, documents, term statistics, ingestion runs", _v1(s)),)
+
+
+MIGRATIONS = _migrations
+LATEST_VERSION = len(_migrations('"x"'))
+
+
+@dataclass(frozen=True, slots=True)
+class ExtensionSchemas:
+    """Where ``vector`` and ``pg_trgm`` live; connections put these schemas on their search path."""
+
+    vector: str
+    trgm: str
+
+    @property
+    def search_path(self) -> str:
+        schemas = dict.fromkeys([self.vector, self.trgm])
+        return ", ".join('"' + name.replace('"', '""') + '"' for name in schemas)
+
+
+async def _extension_schemas(conn: asyncpg.Connection) -> dict[str, str]:
+    rows = await conn.fetch(
+        "SELECT e.extname, n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace "
+        "WHERE e.extname = ANY($1::text[])",
+        list(REQUIRED_EXTENSIONS),
+    )
+    return {row["extname"]: row["nspname"] for row in rows}
+
+
+async def ensure_extensions(conn: asyncpg.Connection, *, create: bool) -> ExtensionSchemas:
+    found = await _extension_schemas(conn)
+    for name in REQUIRED_EXTENSIONS:
+        if name in found:
+            continue
+        if not create:
+            raise ExtensionMissingError(name)
+        try:
+            async with conn.transaction():  # a savepoint: a refusal must not abort the migration
+                await conn.execute(f'CREATE EXTENSION IF NOT EXISTS "{name}"')
+        except asyncpg.PostgresError as exc:
+            sqlstate = getattr(exc, "sqlstate", None)
+        else:
+            continue
+        raise ExtensionMissingError(name, sqlstate if isinstance(sqlstate, str) else None)
+    found = await _extension_schemas(conn)
+    return ExtensionSchemas(vector=found["vector"], trgm=found["pg_trgm"])
+
+
+async def migrate(conn: asyncpg.Connection, schema: str, *, create_extensions: bool) -> ExtensionSchemas:
+    """Bring ``schema`` to :data:`LATEST_VERSION`; safe to run concurrently and repeatedly."""
+    s = quote_ident(schema)
+    async with conn.transaction():
+        await conn.execute("SELECT pg_advisory_xact_lock($1)", MIGRATION_LOCK_KEY)
+        extensions = await ensure_extensions(conn, create=create_extensions)
+        exists = await conn.fetchval("SELECT 1 FROM pg_namespace WHERE nspname = $1", schema)
+        if not exists:
+            await conn.execute(f"CREATE SCHEMA IF NOT EXISTS {s}")
+        await conn.execute(
+            f"""CREATE TABLE IF NOT EXISTS {s}.schema_version (
+                version integer PRIMARY KEY,
+                description text NOT NULL,
+                applied_at timestamptz NOT NULL DEFAULT now())"""
+        )
+        current = await conn.fetchval(f"SELECT coalesce(max(version), 0) FROM {s}.schema_version")
+        if current > LATEST_VERSION:
+            raise VectorStoreError(
+                f"The PostgreSQL schema '{schema}' is at version {current}, newer than this runiq-postgresql "
+                f"supports ({LATEST_VERSION}); upgrade the plugin."
+            )
+        for migration in MIGRATIONS(s):
+            if migration.version <= current:
+                continue
+            for statement in migration.statements:
+                await conn.execute(statement)
+            await conn.execute(
+                f"INSERT INTO {s}.schema_version (version, description) VALUES ($1, $2)",
+                migration.version,
+                migration.description,
+            )
+    return extensions
+
+
+async def schema_version(conn: asyncpg.Connection, schema: str) -> int:
+    s = quote_ident(schema)
+    return int(await conn.fetchval(f"SELECT coalesce(max(version), 0) FROM {s}.schema_version"))
+
+
+def chunk_table_name(index_id: int) -> str:
+    return f"chunks_{int(index_id)}"
+
+
+def chunk_table_ddl(schema: str, index_id: int, dimensions: int | None) -> tuple[str, ...]:
+    s, table = quote_ident(schema), chunk_table_name(index_id)
+    t = f'{s}."{table}"'
+    embedding = f",\n            embedding vector({int(dimensions)}) NOT NULL" if dimensions else ""
+    statements = [
+        f"""CREATE TABLE IF NOT EXISTS {t} (
+            row_id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            document_id text NOT NULL,
+            chunk_id text NOT NULL,
+            ordinal integer NOT NULL,
+            content text NOT NULL,
+            start_offset integer NOT NULL,
+            end_offset integer NOT NULL,
+            metadata jsonb NOT NULL DEFAULT '{{}}',
+            term_count integer NOT NULL,
+            lexemes tsvector NOT NULL{embedding},
+            UNIQUE (document_id, chunk_id))""",
+        *secondary_index_ddl(schema, index_id),
+    ]
+    if dimensions:
+        # Keep vectors inline where they fit: content and lexemes are moved to TOAST first.
+        statements.append(f"ALTER TABLE {t} ALTER COLUMN embedding SET STORAGE MAIN")
+    return tuple(statements)
+
+
+def secondary_index_ddl(schema: str, index_id: int) -> tuple[str, ...]:
+    s, table = quote_ident(schema), chunk_table_name(index_id)
+    t = f'{s}."{table}"'
+    return (
+        f'CREATE INDEX IF NOT EXISTS "{table}_lexemes" ON {t} USING gin (lexemes)',
+        f'CREATE INDEX IF NOT EXISTS "{table}_metadata" ON {t} USING gin (metadata jsonb_path_ops)',
+        f'CREATE INDEX IF NOT EXISTS "{table}_trgm" ON {t} USING gin (lower(content) gin_trgm_ops)',
+    )
+
+
+def secondary_index_names(index_id: int) -> tuple[str, ...]:
+    table = chunk_table_name(index_id)
+    return (f"{table}_lexemes", f"{table}_metadata", f"{table}_trgm")
+
+
+def ann_expression(dimensions: int) -> str | None:
+    """The indexed expression for HNSW: the column itself, a halfvec cast above 2,000 dimensions, or none."""
+    if dimensions <= HNSW_MAX_VECTOR_DIMENSIONS:
+        return "embedding"
+    if dimensions <= HNSW_MAX_HALFVEC_DIMENSIONS:
+        return f"(embedding::halfvec({int(dimensions)}))"
+    return None
+
+
+def ann_query_operand(dimensions: int) -> str:
+    return "$1::vector" if dimensions <= HNSW_MAX_VECTOR_DIMENSIONS else f"($1::vector)::halfvec({int(dimensions)})"
+
+
+def distance_operator(metric: DistanceMetric) -> str:
+    """Cosine vectors are stored unit-normalised, so cosine and dot product both use inner product."""
+    return "<->" if metric is DistanceMetric.EUCLIDEAN else "<#>"
+
+
+def ann_index_ddl(
+    schema: str, index_id: int, dimensions: int, metric: DistanceMetric, *, m: int, ef_construction: int
+) -> str | None:
+    expression = ann_expression(dimensions)
+    if expression is None:
+        return None
+    family = "vector" if expression == "embedding" else "halfvec"
+    ops = f"{family}_l2_ops" if metric is DistanceMetric.EUCLIDEAN else f"{family}_ip_ops"
+    s, table = quote_ident(schema), chunk_table_name(index_id)
+    return (
+        f'CREATE INDEX IF NOT EXISTS "{table}_hnsw" ON {s}."{table}" USING hnsw ({expression} {ops}) '
+        f"WITH (m = {int(m)}, ef_construction = {int(ef_construction)})"
+    )

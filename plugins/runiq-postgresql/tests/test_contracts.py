@@ -1,0 +1,44 @@
+"""The PostgreSQL store passes the same contract suites as the in-memory store."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from runiq.rag.testing import LexicalSearchContract, VectorStoreContract
+from runiq_postgresql import PostgresStoreOptions, PostgresVectorStore
+
+
+class TestPostgresStoreExact(VectorStoreContract):
+    """Vector contract with exact scans (below the HNSW threshold)."""
+
+    @pytest.fixture
+    async def store(self, options: PostgresStoreOptions) -> AsyncIterator[PostgresVectorStore]:
+        async with PostgresVectorStore(options) as store:
+            yield store
+
+
+class TestPostgresStoreHnsw(VectorStoreContract):
+    """Vector contract through the HNSW path (index built when the logical index is created)."""
+
+    @pytest.fixture
+    async def store(self, options: PostgresStoreOptions) -> AsyncIterator[PostgresVectorStore]:
+        async with PostgresVectorStore(options.model_copy(update={"ann_min_rows": 0})) as store:
+            yield store
+
+
+class TestPostgresLexical(LexicalSearchContract):
+    @pytest.fixture
+    async def store(self, options: PostgresStoreOptions) -> AsyncIterator[PostgresVectorStore]:
+        async with PostgresVectorStore(options) as store:
+            yield store
+
+
+class TestPostgresLexicalBulk(LexicalSearchContract):
+    """Lexical contract with every write going through binary COPY."""
+
+    @pytest.fixture
+    async def store(self, options: PostgresStoreOptions) -> AsyncIterator[PostgresVectorStore]:
+        async with PostgresVectorStore(options.model_copy(update={"bulk_copy_threshold": 1})) as store:
+            yield store

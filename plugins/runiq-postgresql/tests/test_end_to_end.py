@@ -1,0 +1,150 @@
+"""Through the public API: registration, ingestion and retrieval (lexical, hybrid) on PostgreSQL."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import runiq_postgresql.plugin
+from runiq.hosting import HostBuilder
+from runiq.rag import (
+    HashingEmbedding,
+    RagConfigurationError,
+    RagIngestionManager,
+    RagIngestionState,
+    RagQuery,
+    RagRetrievalMode,
+    RagRetriever,
+    add_runiq_rag,
+)
+from runiq_postgresql import PostgreSqlVectorStore, use_postgresql_vector_store
+
+IDENTIFIER_QUERIES = {
+    "POL-HR-014": "policy.md",
+    "IRagRetriever": "build.md",
+    "filename.cs": "build.md",
+    "CS1503": "build.md",
+}
+
+
+def _documents(root: Path) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "policy.md").write_text("# Policy POL-HR-014\n\nRemote work is allowed three days a week.\n")
+    (root / "build.md").write_text(
+        "# Build\n\nError CS1503 happens in filename.cs when IRagRetriever is misused.\n"
+        "Hybrid retrieval preserves exact phrase order.\n"
+    )
+    (root / "travel.md").write_text("# Travel\n\nExpenses need receipts within thirty days.\n")
+    return root
+
+
+def _host(selection: PostgreSqlVectorStore, documents: Path) -> HostBuilder:
+    builder = HostBuilder(load_entry_points=False, plugins=[runiq_postgresql.plugin])
+    add_runiq_rag(
+        builder,
+        lambda rag: rag.add_index(
+            "docs",
+            lambda index: index.use_directory(documents, "*.md")
+            .use_embedding(HashingEmbedding())
+            .use_vector_store(selection),
+        ),
+    )
+    return builder
+
+
+async def test_ingest_then_find_identifiers_lexically_and_hybrid(
+    postgres_dsn: str, schema: str, tmp_path: Path
+) -> None:
+    """Identifiers are found in LEXICAL and HYBRID mode; hybrid hits carry both provenances."""
+    documents = _documents(tmp_path / "docs")
+    async with _host(PostgreSqlVectorStore(dsn=postgres_dsn, schema=schema), documents).build() as host:
+        manager = host.services.get(RagIngestionManager)
+        operation = await manager.run("docs")
+        assert operation.state is RagIngestionState.COMPLETED
+        assert operation.progress.added_documents == 3
+        retriever = host.services.get(RagRetriever)
+        for text, expected in IDENTIFIER_QUERIES.items():
+            for mode in (RagRetrievalMode.LEXICAL, RagRetrievalMode.HYBRID):
+                result = await retriever.retrieve(RagQuery(index_name="docs", text=text, mode=mode))
+                assert result.hits, (text, mode)
+                assert result.hits[0].document_id.endswith(expected), (text, mode)
+                assert result.hits[0].provenance.lexical is not None
+                if mode is RagRetrievalMode.HYBRID:
+                    assert result.hits[0].provenance.fused_rank == 1
+        semantic = await retriever.retrieve(
+            RagQuery(index_name="docs", text="remote work", mode=RagRetrievalMode.SEMANTIC)
+        )
+        assert semantic.hits
+        assert semantic.hits[0].metric == "cosine-similarity"
+        phrase = await retriever.retrieve(
+            RagQuery(index_name="docs", text='"exact phrase order"', mode=RagRetrievalMode.LEXICAL)
+        )
+        assert [h.document_id for h in phrase.hits] == [h.document_id for h in phrase.hits if "build" in h.document_id]
+        assert phrase.hits
+        reversed_phrase = await retriever.retrieve(
+            RagQuery(index_name="docs", text='"order phrase exact"', mode=RagRetrievalMode.LEXICAL)
+        )
+        assert reversed_phrase.hits == ()
+
+
+async def test_reingestion_is_incremental_and_durable(postgres_dsn: str, schema: str, tmp_path: Path) -> None:
+    """A second host on the same schema skips unchanged documents, updates changed ones, deletes gone ones."""
+    documents = _documents(tmp_path / "docs")
+    selection = PostgreSqlVectorStore(dsn=postgres_dsn, schema=schema)
+    async with _host(selection, documents).build() as host:
+        assert (await host.services.get(RagIngestionManager).run("docs")).progress.added_documents == 3
+    (documents / "travel.md").write_text("# Travel\n\nExpenses now need receipts within ten days.\n")
+    (documents / "policy.md").unlink()
+    async with _host(selection, documents).build() as host:
+        progress = (await host.services.get(RagIngestionManager).run("docs")).progress
+        assert (progress.skipped_documents, progress.updated_documents, progress.deleted_documents) == (1, 1, 1)
+        retriever = host.services.get(RagRetriever)
+        gone = await retriever.retrieve(RagQuery(index_name="docs", text="POL-HR-014", mode=RagRetrievalMode.LEXICAL))
+        assert gone.hits == ()
+        updated = await retriever.retrieve(RagQuery(index_name="docs", text="ten days", mode=RagRetrievalMode.LEXICAL))
+        assert updated.hits[0].document_id.endswith("travel.md")
+
+
+async def test_string_reference_and_convenience_register_the_same_store(postgres_dsn: str, schema: str) -> None:
+    """``use_vector_store("postgresql", ...)`` and ``use_postgresql_vector_store`` validate the same options."""
+    builder = HostBuilder(load_entry_points=False, plugins=[runiq_postgresql.plugin])
+    rag = add_runiq_rag(builder)
+    rag.add_index("a", lambda i: i.use_documents([]).use_embedding(HashingEmbedding()).use_vector_store(
+        "postgresql", dsn=postgres_dsn, schema=schema))
+    rag.add_index("b", lambda i: use_postgresql_vector_store(
+        i.use_documents([]).use_embedding(HashingEmbedding()), dsn=postgres_dsn, schema=schema))
+    a, b = rag.definitions
+    assert a.vector_store.instance_key == b.vector_store.instance_key  # one live store, one pool
+    with pytest.raises(RagConfigurationError) as caught:
+        rag.add_index("c", lambda i: i.use_documents([]).use_embedding(HashingEmbedding()).use_vector_store(
+            "postgresql", dsn=postgres_dsn, schema="bad;schema", pool_size=3))
+    assert "schema" in str(caught.value)
+    assert postgres_dsn not in str(caught.value)
+
+
+async def test_registration_does_no_io() -> None:
+    """An unreachable DSN is accepted at registration; nothing connects until the index is used."""
+    selection = PostgreSqlVectorStore(dsn="postgresql://user:pw@127.0.0.1:1/db")
+    builder = HostBuilder(load_entry_points=False, plugins=[runiq_postgresql.plugin])
+    add_runiq_rag(builder, lambda rag: rag.add_index(
+        "docs", lambda i: i.use_documents([]).use_embedding(HashingEmbedding()).use_vector_store(selection)))
+    async with builder.build():
+        pass
+    assert "pw" not in repr(selection)
+    assert "pw" not in selection.display_name
+
+
+async def test_embedded_default_persists_across_hosts(embedded_data_dir: Path, tmp_path: Path) -> None:
+    """``dsn=None`` starts an embedded server under ``data_dir``; a later host finds the data again."""
+    documents = _documents(tmp_path / "docs")
+    selection = PostgreSqlVectorStore(data_dir=embedded_data_dir)
+    async with _host(selection, documents).build() as host:
+        assert (await host.services.get(RagIngestionManager).run("docs")).state is RagIngestionState.COMPLETED
+    async with _host(selection, documents).build() as host:
+        operation = await host.services.get(RagIngestionManager).run("docs")
+        assert operation.progress.skipped_documents == 3
+        result = await host.services.get(RagRetriever).retrieve(
+            RagQuery(index_name="docs", text="CS1503", mode=RagRetrievalMode.HYBRID)
+        )
+        assert result.hits[0].document_id.endswith("build.md")

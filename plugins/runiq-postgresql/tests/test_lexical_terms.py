@@ -1,0 +1,78 @@
+"""Pure lexical term building: tsvector literals, tsquery literals and the substring safety net."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from runiq.rag import parse_lexical_query
+from runiq.rag.lexical import tokenize
+from runiq_postgresql.lexical import chunk_terms, query_terms, quote_lexeme, substring_pattern
+
+
+def _entries(literal: str) -> dict[str, str]:
+    # Test helper for literals without spaces inside lexemes.
+    return dict(entry.rsplit(":", 1) for entry in literal.split(" ")) if literal else {}
+
+
+def test_whole_words_are_weighted_b_and_parts_are_not() -> None:
+    """Whole words get consecutive B positions; identifier parts get unweighted (D) positions."""
+    entries = _entries(chunk_terms("Policy POL-HR-014 covers").tsvector)
+    assert entries["'policy'"] == "1B"
+    assert entries["'pol-hr-014'"] == "2B"
+    assert entries["'pol'"] == "1"
+    assert entries["'hr'"] == "1"
+    assert entries["'014'"] == "1"
+    assert entries["'covers'"] == "3B"
+
+
+def test_term_frequencies_and_length_match_the_analyzer() -> None:
+    """Positions per lexeme equal the analyzer's term frequency, even when a part repeats a later word."""
+    text = "foo-bar bar bar IRagRetriever retriever"
+    terms = chunk_terms(text)
+    expected = Counter(tokenize(text))
+    entries = _entries(terms.tsvector)
+    assert terms.term_count == sum(expected.values())
+    assert {k.strip("'"): len(v.split(",")) for k, v in entries.items()} == dict(expected)
+    assert terms.lexemes == frozenset(expected)
+
+
+def test_lexemes_are_quoted_for_tsvector_input() -> None:
+    """Quotes are doubled and backslashes escaped, so no token can break out of its literal."""
+    assert quote_lexeme("it's") == "'it''s'"
+    assert quote_lexeme("a\\b") == "'a\\\\b'"
+    assert "'it''s':1B" in chunk_terms("it's").tsvector
+
+
+def test_over_long_tokens_are_left_out_of_the_tsvector() -> None:
+    """PostgreSQL refuses lexemes over 2,047 bytes; they still count towards the document length."""
+    terms = chunk_terms("short " + "x" * 3000)
+    assert terms.tsvector == "'short':1B"
+    assert terms.term_count == 2
+
+
+def test_free_text_becomes_an_or_of_distinct_terms() -> None:
+    """Natural questions use OR semantics; query term frequencies are kept for BM25."""
+    q = query_terms(parse_lexical_query("remote work remote"))
+    assert q.terms == ("remote", "work")
+    assert q.frequencies == (2, 1)
+    assert q.match == "'remote' | 'work'"
+    assert not q.has_phrases
+
+
+def test_phrases_match_whole_words_in_order() -> None:
+    """A quoted phrase is a <-> chain over B-weighted (whole word) positions; phrases are AND-ed."""
+    q = query_terms(parse_lexical_query('results "exact phrase" "POL-HR-014"'))
+    assert q.match == "('exact':B <-> 'phrase':B) & ('pol-hr-014':B)"
+    assert q.has_phrases
+    assert q.substring is None
+
+
+def test_substring_net_is_only_for_identifier_like_words() -> None:
+    """Only one identifier-like word uses the trigram path; LIKE metacharacters are escaped."""
+    assert substring_pattern("CS1503") == "%cs1503%"
+    assert substring_pattern("snake_case") == "%snake\\_case%"
+    assert substring_pattern("100%") == "%100\\%%"
+    assert substring_pattern("IRagRetriever") == "%iragretriever%"
+    assert substring_pattern("remote") is None
+    assert substring_pattern("remote work") is None
+    assert substring_pattern("ab") is None

@@ -1,0 +1,39 @@
+"""The ``runiq`` entry point: registers the ``sentence-transformers`` embedding provider.
+
+Importing this module is cheap: sentence-transformers (and torch) are imported only when a model is
+first opened, so hosts that never use the provider do not pay seconds of start-up for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from runiq.rag import ProviderRegistry, hookimpl
+
+from runiq_sentence_transformers.embedder import SentenceTransformerEmbedder
+from runiq_sentence_transformers.loading import load_model, resolve_model_path
+from runiq_sentence_transformers.options import PROVIDER_NAME, SentenceTransformerOptions
+
+__all__ = ["open_sentence_transformer", "runiq_register_providers"]
+
+
+@asynccontextmanager
+async def open_sentence_transformer(options: SentenceTransformerOptions) -> AsyncIterator[SentenceTransformerEmbedder]:
+    """Check the local path and load the model in a worker thread; it is released when the host stops.
+
+    Raises:
+        RagConfigurationError: ``model_path`` is not an existing local model directory.
+        ProviderUnavailableError: the model could not be loaded (broken files, unavailable device).
+    """
+    path = await asyncio.to_thread(resolve_model_path, options)
+    model = await asyncio.to_thread(load_model, path, options.device)
+    yield SentenceTransformerEmbedder(
+        model, model_name=options.identity, batch_size=options.batch_size, normalize=options.normalize
+    )
+
+
+@hookimpl
+def runiq_register_providers(registry: ProviderRegistry) -> None:
+    registry.add_embedding(PROVIDER_NAME, open_sentence_transformer, options=SentenceTransformerOptions)

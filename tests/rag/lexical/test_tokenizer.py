@@ -1,0 +1,75 @@
+"""Tokenizer: identifiers stay searchable whole and by their parts; analyzer filters spare identifiers."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from runiq.rag.lexical import Analyzer, primary_tokens, tokenize
+
+
+@pytest.mark.parametrize(
+    ("identifier", "whole", "parts"),
+    [
+        ("POL-HR-014", "pol-hr-014", ["pol", "hr", "014"]),
+        ("IRagRetriever", "iragretriever", ["i", "rag", "retriever"]),
+        ("filename.cs", "filename.cs", ["filename", "cs"]),
+        ("CS1503", "cs1503", ["cs", "1503"]),
+        ("snake_case_name", "snake_case_name", ["snake", "case", "name"]),
+        ("UseRag", "userag", ["use", "rag"]),
+        ("RagSearchCompleted", "ragsearchcompleted", ["rag", "search", "completed"]),
+        ("HTTPServer", "httpserver", ["http", "server"]),
+    ],
+)
+def test_identifiers_are_kept_whole_and_split_into_parts(identifier: str, whole: str, parts: list[str]) -> None:
+    """An identifier yields its case-folded whole form first, then its parts."""
+    assert tokenize(identifier) == [whole, *parts]
+    assert primary_tokens(identifier) == [whole]
+
+
+def test_plain_words_produce_one_token_each() -> None:
+    """Ordinary words are single lower-case tokens in order."""
+    assert tokenize("Remote work is allowed") == ["remote", "work", "is", "allowed"]
+
+
+def test_trailing_punctuation_is_not_part_of_a_word() -> None:
+    """Sentence punctuation around an identifier does not change it."""
+    assert primary_tokens("See POL-HR-014. Then (filename.cs)!") == ["see", "pol-hr-014", "then", "filename.cs"]
+
+
+def test_text_is_nfkc_normalised_and_case_folded() -> None:
+    """Full-width and upper-case forms give the same tokens as plain ASCII."""
+    assert primary_tokens("ＣＳ１５０３") == ["cs1503"]
+    assert primary_tokens("STRASSE Straße") == ["strasse", "strasse"]
+
+
+def test_primary_tokens_are_in_order_for_phrases() -> None:
+    """Primary tokens keep word order (exact-phrase matching depends on it)."""
+    assert primary_tokens("hybrid retrieval preserves exact phrase order") == [
+        "hybrid",
+        "retrieval",
+        "preserves",
+        "exact",
+        "phrase",
+        "order",
+    ]
+
+
+def test_analyzer_filters_only_plain_words() -> None:
+    """Stop words and stemming apply to alphabetic tokens; whole identifiers such as CS1503 are untouched."""
+    stems = {"policies": "policy", "cs1503": "broken", "filename.cs": "broken"}
+    analyzer = Analyzer(stopwords=frozenset({"the", "cs1503"}), stemmer=lambda token: stems.get(token, token))
+    terms = analyzer.terms("the policies CS1503 filename.cs")
+    assert terms[0] == "policy"
+    assert "the" not in terms and "broken" not in terms
+    assert "cs1503" in terms and "filename.cs" in terms
+    assert Analyzer().terms("the CS1503") == ["the", "cs1503", "cs", "1503"]
+
+
+@given(st.text(max_size=300))
+def test_tokenize_never_fails_and_contains_every_primary_token(text: str) -> None:
+    """For any text, tokenisation succeeds, is case-folded, and includes each whole word."""
+    tokens = tokenize(text)
+    assert all(token == token.casefold() and token for token in tokens)
+    assert set(primary_tokens(text)) <= set(tokens)

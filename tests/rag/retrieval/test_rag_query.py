@@ -1,0 +1,67 @@
+"""RagQuery validation: every bad request is a RagValidationError before any provider call."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from runiq.rag import RagQuery, RagRetrievalMode, RagValidationError
+from runiq.rag.retrieval.query import MAX_QUERY_CHARACTERS
+
+
+def test_defaults() -> None:
+    """mode defaults to None (the index default), top_k to 5, no filters, no candidate depth."""
+    query = RagQuery(index_name="docs", text="remote work")
+    assert query.mode is None
+    assert query.top_k == 5
+    assert query.filters is None
+    assert query.candidate_depth is None
+
+
+def test_index_name_is_trimmed() -> None:
+    """Surrounding whitespace in the index name is removed."""
+    assert RagQuery(index_name="  docs ", text="x").index_name == "docs"
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        pytest.param({"index_name": ""}, id="empty-index"),
+        pytest.param({"index_name": "   "}, id="blank-index"),
+        pytest.param({"index_name": None}, id="none-index"),
+        pytest.param({"text": ""}, id="empty-text"),
+        pytest.param({"text": " \n\t"}, id="blank-text"),
+        pytest.param({"text": None}, id="none-text"),
+        pytest.param({"text": "x" * (MAX_QUERY_CHARACTERS + 1)}, id="too-long"),
+        pytest.param({"mode": "lexical"}, id="mode-string"),
+        pytest.param({"mode": 1}, id="mode-int"),
+        pytest.param({"top_k": 0}, id="top-k-zero"),
+        pytest.param({"top_k": -1}, id="top-k-negative"),
+        pytest.param({"top_k": 2.5}, id="top-k-float"),
+        pytest.param({"top_k": True}, id="top-k-bool"),
+        pytest.param({"candidate_depth": 0}, id="depth-zero"),
+        pytest.param({"candidate_depth": True}, id="depth-bool"),
+        pytest.param({"filters": {"k": ["list"]}}, id="filter-list-value"),
+        pytest.param({"filters": {"": "x"}}, id="filter-empty-key"),
+    ],
+)
+def test_invalid_queries_are_rejected(kwargs: dict[str, Any]) -> None:
+    """Blank names or text, overlong text, non-enum modes, non-positive limits and bad filters are rejected."""
+    base: dict[str, Any] = {"index_name": "docs", "text": "remote work"}
+    with pytest.raises(RagValidationError):
+        RagQuery(**{**base, **kwargs})
+
+
+def test_longest_allowed_text_is_accepted() -> None:
+    """Text of exactly the maximum length is valid."""
+    assert len(RagQuery(index_name="docs", text="x" * MAX_QUERY_CHARACTERS).text) == MAX_QUERY_CHARACTERS
+
+
+def test_filters_are_frozen_and_empty_filters_mean_none() -> None:
+    """Filters are copied read-only; an empty mapping becomes None."""
+    filters = {"team": "hr"}
+    query = RagQuery(index_name="docs", text="x", filters=filters, mode=RagRetrievalMode.HYBRID)
+    filters["team"] = "changed"
+    assert dict(query.filters or {}) == {"team": "hr"}
+    assert RagQuery(index_name="docs", text="x", filters={}).filters is None
