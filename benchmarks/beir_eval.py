@@ -398,9 +398,7 @@ def evaluate_bm25s(
     run: dict[str, list[str]] = {}
     started = time.perf_counter()
     for query_id, text in collection.queries.items():
-        tokens = bm25s.tokenize(
-            [text], stopwords=stopwords, stemmer=stemmer, return_ids=False, show_progress=False
-        )[0]
+        tokens = bm25s.tokenize([text], stopwords=stopwords, stemmer=stemmer, return_ids=False, show_progress=False)[0]
         tokens = [t for t in tokens if t in retriever.vocab_dict]
         if not tokens:
             run[query_id] = []
@@ -447,8 +445,8 @@ def format_table(collection: BeirCollection, results: Sequence[dict[str, Any]]) 
     for row in results:
         qps = "-" if row["qps"] is None else f"{row['qps']:.1f}"
         lines.append(
-            f"{row['system']:<7} {row['store'] or '-':<10} {row['mode']:<9} {row['ndcg@10']:>8.4f} {row['mrr@10']:>8.4f}"
-            f" {row['recall@100']:>8.4f} {qps:>9}  {_label(row)}"
+            f"{row['system']:<7} {row['store'] or '-':<10} {row['mode']:<9} {row['ndcg@10']:>8.4f}"
+            f" {row['mrr@10']:>8.4f} {row['recall@100']:>8.4f} {qps:>9}  {_label(row)}"
         )
     return "\n".join(lines)
 
@@ -477,7 +475,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--top-k", type=int, default=100)
     parser.add_argument("--query-syntax", choices=["plain", "runiq"], default="plain")
     parser.add_argument(
-        "--analyzer", choices=ANALYZERS, action="append", default=None,
+        "--analyzer",
+        choices=ANALYZERS,
+        action="append",
+        default=None,
         help="in-memory lexical analyzer; repeat to compare several (default: default)",
     )
     parser.add_argument("--bm25s-stemmer", action="store_true", help="add a bm25s row with an English stemmer")

@@ -154,7 +154,7 @@ async def _build_store(
 def _percentiles(samples: Sequence[float]) -> tuple[float, float]:
     ordered = sorted(samples)
     p50 = statistics.median(ordered)
-    p95 = ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
     return p50, p95
 
 
@@ -225,8 +225,10 @@ async def bench_size(
                 if i:
                     samples.append(time.perf_counter() - t0)
             per_system[system].append(_percentiles(samples))
-        log(f"[N={n:,}] repeat {repeat + 1}/{repeats}: " + ", ".join(
-            f"{s} p50 {per_system[s][-1][0] * 1000:.2f} ms" for s in per_system))
+        log(
+            f"[N={n:,}] repeat {repeat + 1}/{repeats}: "
+            + ", ".join(f"{s} p50 {per_system[s][-1][0] * 1000:.2f} ms" for s in per_system)
+        )
     latency = {
         system: {
             "p50": statistics.median(p50 for p50, _ in runs) * 1000,
@@ -262,8 +264,6 @@ async def bench_size(
         agreement_at_k=agreement,
         scan_gb_per_s={system: raw / (v["p50"] / 1000) / 1e9 for system, v in latency.items()},
     )
-    del store, flat, vectors
-    gc.collect()
     return result
 
 
@@ -306,15 +306,18 @@ def _table(results: Sequence[SizeResult], bandwidth: dict[str, float]) -> str:
             lat = r.latency_ms[system]
             agree = "1.000 (ref)" if system == "numpy" else f"{r.agreement_at_k[system]:.3f}"
             lines.append(
-                f"{r.n:>10,} {system:<7} {lat['p50']:>8.2f} {lat['p95']:>8.2f} {r.scan_gb_per_s[system]:>10.1f} {agree:>14}"
+                f"{r.n:>10,} {system:<7} {lat['p50']:>8.2f} {lat['p95']:>8.2f}"
+                f" {r.scan_gb_per_s[system]:>10.1f} {agree:>14}"
             )
         lines.append(
-            f"{'':>10} ratios  runiq/numpy p50 {r.ratios['runiq/numpy p50']:.2f}x  p95 {r.ratios['runiq/numpy p95']:.2f}x;"
+            f"{'':>10} ratios  runiq/numpy p50 {r.ratios['runiq/numpy p50']:.2f}x"
+            f"  p95 {r.ratios['runiq/numpy p95']:.2f}x;"
             f"  runiq/faiss p50 {r.ratios['runiq/faiss p50']:.2f}x  p95 {r.ratios['runiq/faiss p95']:.2f}x"
         )
         rss = "n/a" if r.rss_delta_bytes_per_chunk is None else f"{r.rss_delta_bytes_per_chunk:,.0f} B/chunk RSS"
         lines.append(
-            f"{'':>10} memory  stored {r.stored_vector_bytes / 2**20:,.1f} MiB vs raw {r.raw_vector_bytes / 2**20:,.1f} MiB"
+            f"{'':>10} memory  stored {r.stored_vector_bytes / 2**20:,.1f} MiB"
+            f" vs raw {r.raw_vector_bytes / 2**20:,.1f} MiB"
             f" = {r.stored_over_raw:.3f}x  (process growth {rss})"
         )
         lines.append(
@@ -335,6 +338,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     print(f"1 GiB numpy copy: {bandwidth['gb_per_s']:.1f} GB/s", flush=True)
     results = []
     for n in args.sizes:
+        gc.collect()  # the previous size's matrices and store
         results.append(
             await bench_size(
                 n,
@@ -349,7 +353,8 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
             )
         )
     print(_table(results, bandwidth))
-    print(f"load average at end: {' '.join(f'{v:.2f}' for v in os.getloadavg())} (other work on the machine skews timings)")
+    load = " ".join(f"{v:.2f}" for v in os.getloadavg())
+    print(f"load average at end: {load} (other work on the machine skews timings)")
     return {"environment": _environment(), "copy_bandwidth": bandwidth, "results": [asdict(r) for r in results]}
 
 

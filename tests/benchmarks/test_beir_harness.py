@@ -19,7 +19,11 @@ from runiq.rag import EmbeddingInputKind, HashingEmbedder  # noqa: E402
 
 CORPUS = [
     {"_id": "d1", "title": "Remote work policy", "text": "Remote work is allowed three days a week under POL-HR-014."},
-    {"_id": "d2", "title": "Build errors", "text": "Error CS1503 happens in filename.cs when IRagRetriever is misused."},
+    {
+        "_id": "d2",
+        "title": "Build errors",
+        "text": "Error CS1503 happens in filename.cs when IRagRetriever is misused.",
+    },
     {"_id": "d3", "title": "Cafeteria", "text": "The cafeteria opens at noon and serves soup."},
     {"_id": "d4", "title": "Remote access", "text": "VPN remote access requires a hardware token."},
 ]
@@ -56,7 +60,7 @@ def test_loader_reads_corpus_queries_and_graded_qrels(collection_dir: Path) -> N
 
 
 def test_loader_rejects_a_directory_that_is_not_beir(tmp_path: Path) -> None:
-    with pytest.raises(FileNotFoundError, match="corpus.jsonl"):
+    with pytest.raises(FileNotFoundError, match=r"corpus\.jsonl"):
         _beir.load_beir(tmp_path)
 
 
@@ -115,7 +119,9 @@ def test_bm25s_baseline_on_the_tiny_collection(collection_dir: Path) -> None:
     assert row["recall@100"] == pytest.approx(0.75)
 
 
-def test_main_writes_the_documented_json(collection_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_main_writes_the_documented_json(
+    collection_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "result.json"
     assert beir_eval.main([str(collection_dir), "--mode", "lexical", "--embedding", "none", "--json", str(out)]) == 0
     report = json.loads(out.read_text())

@@ -18,8 +18,6 @@ import pytest
 
 from runiq_postgresql import PostgresStoreOptions, PostgresVectorStore
 
-pytest_plugins = ["runiq.rag.testing.fixtures"]
-
 
 def server_directory() -> Path:
     """A private directory for an embedded server's data.

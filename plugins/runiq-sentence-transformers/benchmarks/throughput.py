@@ -56,38 +56,55 @@ def _best(times: list[float], count: int) -> float:
     return count / min(times)
 
 
+def _direct_in_groups(model: object, texts: list[str], size: int) -> None:
+    for start in range(0, len(texts), size):
+        model.encode(texts[start : start + size], batch_size=32, normalize_embeddings=True, show_progress_bar=False)  # type: ignore[attr-defined]
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("corpus", nargs="?", type=Path, default=DEFAULT_CORPUS)
     parser.add_argument("--limit", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--batch-size", type=int, default=64, help="texts per EmbeddingBatcher call (index default 64)")
     args = parser.parse_args()
 
     texts = _chunks(args.corpus, args.limit)
     options = SentenceTransformerOptions()
     model = load_model(resolve_model_path(options), options.device)
     embedder = SentenceTransformerEmbedder(model, model_name=options.identity, batch_size=options.batch_size)
-    batcher = EmbeddingBatcher(embedder, provider="sentence-transformers", batch_size=64, concurrency=2)
+    batcher = EmbeddingBatcher(embedder, provider="sentence-transformers", batch_size=args.batch_size, concurrency=2)
     model.encode(texts[:64], batch_size=32, normalize_embeddings=True, show_progress_bar=False)  # warm-up
 
-    direct, plugin, batched = [], [], []
-    for _ in range(args.rounds):
-        started = time.perf_counter()
-        model.encode(texts, batch_size=32, normalize_embeddings=True, show_progress_bar=False)
-        direct.append(time.perf_counter() - started)
-        started = time.perf_counter()
-        await embedder.embed(texts, EmbeddingInputKind.DOCUMENT)
-        plugin.append(time.perf_counter() - started)
-        started = time.perf_counter()
-        await batcher.embed(texts)
-        batched.append(time.perf_counter() - started)
+    times: dict[str, list[float]] = {"direct": [], "plugin": [], "direct-groups": [], "batcher": []}
+    for _ in range(args.rounds):  # interleaved, so load from other processes hits every variant alike
+        for name in times:
+            started = time.perf_counter()
+            if name == "direct":
+                model.encode(texts, batch_size=32, normalize_embeddings=True, show_progress_bar=False)
+            elif name == "plugin":
+                await embedder.embed(texts, EmbeddingInputKind.DOCUMENT)
+            elif name == "direct-groups":
+                _direct_in_groups(model, texts, args.batch_size)
+            else:
+                await batcher.embed(texts)
+            times[name].append(time.perf_counter() - started)
 
     n = len(texts)
-    mean_chars = sum(map(len, texts)) / n
-    print(f"{n} chunks (mean {mean_chars:.0f} characters), best of {args.rounds} rounds, {os.cpu_count()} CPUs")
-    print(f"direct SentenceTransformer.encode : {_best(direct, n):7.1f} chunks/s")
-    print(f"plugin embed (one call)           : {_best(plugin, n):7.1f} chunks/s  ({min(direct) / min(plugin):.3f}x)")
-    print(f"plugin via EmbeddingBatcher(64, 2): {_best(batched, n):7.1f} chunks/s  ({min(direct) / min(batched):.3f}x)")
+    best = {name: min(values) for name, values in times.items()}
+    size = args.batch_size
+    print(f"{n} chunks (mean {sum(map(len, texts)) / n:.0f} characters), best of {args.rounds}, {os.cpu_count()} CPUs")
+    print(f"direct encode, all at once          : {n / best['direct']:7.1f} chunks/s")
+    print(
+        f"plugin embed, all at once           : {n / best['plugin']:7.1f} chunks/s  "
+        f"({best['direct'] / best['plugin']:.3f}x of direct)"
+    )
+    print(f"direct encode, groups of {size:<4}       : {n / best['direct-groups']:7.1f} chunks/s")
+    print(
+        f"plugin via EmbeddingBatcher({size}, 2) : {n / best['batcher']:7.1f} chunks/s  "
+        f"({best['direct-groups'] / best['batcher']:.3f}x of direct in groups, "
+        f"{best['direct'] / best['batcher']:.3f}x of direct at once)"
+    )
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ log = structlog.get_logger(__name__)
 
 def safe_id(value: str) -> str:
     """A short hash for logs: document ids are often paths."""
-    return hashlib.sha256(value.encode("utf-8")).hexdigest()[:12]
+    return hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
 @dataclass(slots=True)

@@ -34,10 +34,12 @@ def _local_now() -> datetime:
 
 def next_fire_time(schedule: str, after: datetime, time_zone: str | None) -> datetime:
     """The next time strictly after ``after`` that matches ``schedule`` in the given (or local) zone."""
-    zone = ZoneInfo(time_zone) if time_zone else after.astimezone().tzinfo
-    start = after.astimezone(zone)
-    nxt: datetime = croniter(schedule, start).get_next(datetime)
-    return nxt
+    if time_zone:
+        nxt: datetime = croniter(schedule, after.astimezone(ZoneInfo(time_zone))).get_next(datetime)
+        return nxt
+    # The local zone with its DST rules: iterate over naive local wall time, then attach the offset in force.
+    local: datetime = croniter(schedule, after.astimezone().replace(tzinfo=None)).get_next(datetime)
+    return local.astimezone()
 
 
 class CronScheduler:
@@ -79,7 +81,10 @@ class CronScheduler:
             delay = (due[name] - self._clock()).total_seconds()
             if delay > 0:
                 await self._sleep(delay)
-            await self._fire(name)
+            try:
+                await self._fire(name)
+            except Exception as exc:  # one failed tick (e.g. the store is down) must not end the schedule
+                log.warning("ingestion.schedule_failed", index=name, error=type(exc).__name__)
             definition = next(d for d in self._indexes if d.name == name)
             due[name] = self._next(definition, due[name])
 

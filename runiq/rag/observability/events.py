@@ -33,7 +33,7 @@ log = structlog.get_logger("runiq.rag.observability")
 
 def identity_hash(*parts: str) -> str:
     """Document ids are often paths: events carry a short SHA-256 of the identity instead."""
-    return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:16]
+    return hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def _now() -> datetime:

@@ -63,6 +63,10 @@ class DirectorySource:
         failures: list[SourceFailure] = []
         for path in candidates:
             relative = path.relative_to(self.root).as_posix()
+            if not _is_text(relative):
+                # Not valid UTF-8: report it under a printable id instead of emitting an unencodable one.
+                failures.append(SourceFailure(document_id=_printable(relative), code="undecodable_name"))
+                continue
             if len(documents) >= self.max_documents:
                 failures.append(SourceFailure(document_id=relative, code="too_many_documents"))
                 continue
@@ -97,3 +101,15 @@ class DirectorySource:
             title=path.stem,
             metadata={"title": path.stem, "extension": suffix.lstrip(".")} if suffix else {"title": path.stem},
         )
+
+
+def _is_text(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _printable(value: str) -> str:
+    return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")

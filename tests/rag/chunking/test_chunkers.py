@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -16,9 +18,7 @@ def _doc(content: str, content_type: str = "text/plain", **metadata: object) -> 
     return RagDocument(document_id="docs/a.md", content=content, content_type=content_type, metadata=metadata)
 
 
-@pytest.mark.parametrize(
-    ("max_characters", "overlap"), [(0, 0), (-1, 0), (10, -1), (10, 10), (10, 11)]
-)
+@pytest.mark.parametrize(("max_characters", "overlap"), [(0, 0), (-1, 0), (10, -1), (10, 10), (10, 11)])
 def test_chunking_options_are_validated_on_construction(max_characters: int, overlap: int) -> None:
     """max <= 0, overlap < 0 and overlap >= max are RagConfigurationError."""
     with pytest.raises(RagConfigurationError):
@@ -33,9 +33,10 @@ def test_chunking_defaults_are_1000_and_100() -> None:
 
 def test_fingerprint_changes_with_the_options() -> None:
     """The chunking fingerprint (part of the content hash) differs for different options."""
-    assert ChunkingOptions(max_characters=100, overlap=10).fingerprint != ChunkingOptions(
-        max_characters=100, overlap=20
-    ).fingerprint
+    assert (
+        ChunkingOptions(max_characters=100, overlap=10).fingerprint
+        != ChunkingOptions(max_characters=100, overlap=20).fingerprint
+    )
 
 
 @pytest.mark.parametrize("content", ["", "   ", "\n\t \n"])
@@ -71,8 +72,8 @@ def test_overlap_makes_neighbouring_chunks_share_text() -> None:
     document = _doc(WORDS)
     overlapping = TextChunker(ChunkingOptions(max_characters=100, overlap=30)).chunk(document)
     disjoint = TextChunker(ChunkingOptions(max_characters=100, overlap=0)).chunk(document)
-    assert all(b.start < a.end for a, b in zip(overlapping, overlapping[1:], strict=False))
-    assert all(b.start >= a.end for a, b in zip(disjoint, disjoint[1:], strict=False))
+    assert all(b.start < a.end for a, b in itertools.pairwise(overlapping))
+    assert all(b.start >= a.end for a, b in itertools.pairwise(disjoint))
     assert len(overlapping) > len(disjoint)
 
 

@@ -141,7 +141,9 @@ async def test_unknown_index_is_index_not_found_everywhere(manager: RagIngestion
         await manager.cancel("missing")
 
 
-async def test_second_start_while_running_is_a_conflict(manager: RagIngestionManager, embedder: SwitchableEmbedder) -> None:
+async def test_second_start_while_running_is_a_conflict(
+    manager: RagIngestionManager, embedder: SwitchableEmbedder
+) -> None:
     """A start while an operation is active raises IngestionConflictError naming the active operation."""
     gate = embedder.hold()
     first = await manager.start("docs")
@@ -300,8 +302,11 @@ async def test_failure_after_a_usable_run_is_degraded(
 async def test_missing_source_fails_the_run_with_a_code(index_host: Callable[..., Host], tmp_path: Path) -> None:
     """A source that cannot be enumerated fails the run: FAILED, code 'ingestion_failed', readiness FAILED."""
     host = index_host(
-        lambda index: index.use_directory(tmp_path / "missing", "*.md").use_embedding("hashing", dimensions=16)
-        .use_in_memory_vector_store()
+        lambda index: (
+            index.use_directory(tmp_path / "missing", "*.md")
+            .use_embedding("hashing", dimensions=16)
+            .use_in_memory_vector_store()
+        )
     )
     async with host:
         manager = host.services.get(RagIngestionManager)
@@ -325,7 +330,9 @@ async def test_store_down_fails_every_document_with_store_failed(index_host: Cal
         assert operation.last_failure is not None and operation.last_failure.code == "store_failed"
 
 
-async def test_provider_timeout_fails_documents_with_embedding_failed(index_host: Callable[..., Host], source: Any) -> None:
+async def test_provider_timeout_fails_documents_with_embedding_failed(
+    index_host: Callable[..., Host], source: Any
+) -> None:
     """An embedding call exceeding its timeout is a ProviderTimeoutError: documents fail with 'embedding_failed'."""
 
     class Stuck(HashingEmbedder):
@@ -335,10 +342,12 @@ async def test_provider_timeout_fails_documents_with_embedding_failed(index_host
 
     source.set(a="x", b="y")
     host = index_host(
-        lambda index: index.add_source(source)
-        .use_embedding("stuck")
-        .use_in_memory_vector_store()
-        .configure_embedding_batching(timeout_seconds=0.02),
+        lambda index: (
+            index.add_source(source)
+            .use_embedding("stuck")
+            .use_in_memory_vector_store()
+            .configure_embedding_batching(timeout_seconds=0.02)
+        ),
         embeddings={"stuck": Stuck(16)},
     )
     async with host:

@@ -4,6 +4,7 @@ re-ingest on configuration change, and leave every document at its old or new ve
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from runiq.rag import (
     RagRetriever,
     TextChunker,
 )
+from runiq.rag.testing import FailingEmbedder
 
 S = RagIngestionState
 DIMS = 32
@@ -31,8 +33,14 @@ LONG_V1 = "First sentence of alpha. Second sentence of alpha. Third sentence of 
 LONG_V2 = "Only one short alpha."
 
 
-def _configure(source: Any, *, embedder: str = "counting", store: str | None = None, chunk: tuple[int, int] = (30, 0),
-               batching: tuple[int, int] | None = None) -> Callable[[Any], object]:
+def _configure(
+    source: Any,
+    *,
+    embedder: str = "counting",
+    store: str | None = None,
+    chunk: tuple[int, int] = (30, 0),
+    batching: tuple[int, int] | None = None,
+) -> Callable[[Any], object]:
     def configure(index: Any) -> object:
         index.add_source(source).use_embedding(embedder).configure_chunking(*chunk)
         if store is None:
@@ -75,7 +83,10 @@ async def test_second_run_skips_unchanged_documents_without_embedding(
 
 
 async def test_changed_document_chunk_set_is_replaced(
-    index_host: Callable[..., Host], source: Any, counting_embedder: Any, memory_store: InMemoryVectorStore,
+    index_host: Callable[..., Host],
+    source: Any,
+    counting_embedder: Any,
+    memory_store: InMemoryVectorStore,
     stored_chunks: Callable[..., Any],
 ) -> None:
     """A changed document gets exactly its new chunks (stale ids gone); only its chunks are re-embedded."""
@@ -98,7 +109,10 @@ async def test_changed_document_chunk_set_is_replaced(
 
 
 async def test_document_emptied_loses_its_old_chunks(
-    index_host: Callable[..., Host], source: Any, counting_embedder: Any, memory_store: InMemoryVectorStore,
+    index_host: Callable[..., Host],
+    source: Any,
+    counting_embedder: Any,
+    memory_store: InMemoryVectorStore,
     stored_chunks: Callable[..., Any],
 ) -> None:
     """A document whose new content is blank keeps no stale chunks."""
@@ -120,8 +134,9 @@ async def test_deleted_files_are_removed(index_host: Callable[..., Host], tmp_pa
     (tmp_path / "a.md").write_text("Policy POL-HR-014 covers remote work.")
     (tmp_path / "b.md").write_text("Error CS1503 in filename.cs.")
     host = index_host(
-        lambda index: index.use_directory(tmp_path, "*.md").use_embedding("hashing", dimensions=DIMS)
-        .use_in_memory_vector_store()
+        lambda index: (
+            index.use_directory(tmp_path, "*.md").use_embedding("hashing", dimensions=DIMS).use_in_memory_vector_store()
+        )
     )
     async with host:
         retriever = host.services.get(RagRetriever)
@@ -138,15 +153,18 @@ async def test_deleted_files_are_removed(index_host: Callable[..., Host], tmp_pa
 
 
 async def test_unreadable_document_keeps_its_previous_version(
-    index_host: Callable[..., Host], tmp_path: Path, memory_store: InMemoryVectorStore,
+    index_host: Callable[..., Host],
+    tmp_path: Path,
+    memory_store: InMemoryVectorStore,
     stored_chunks: Callable[..., Any],
 ) -> None:
     """A file that fails to read is reported (PARTIALLY_COMPLETED) but its stored version is not deleted."""
     (tmp_path / "a.md").write_text("Alpha text.")
     (tmp_path / "b.md").write_text("Bravo text.")
     host = index_host(
-        lambda index: index.use_directory(tmp_path, "*.md").use_embedding("hashing", dimensions=DIMS)
-        .use_vector_store("shared"),
+        lambda index: (
+            index.use_directory(tmp_path, "*.md").use_embedding("hashing", dimensions=DIMS).use_vector_store("shared")
+        ),
         stores={"shared": memory_store},
     )
     async with host:
@@ -192,8 +210,9 @@ async def test_embedding_model_change_is_refused_and_keeps_the_index(
         return make_host(
             lambda rag: rag.add_index(
                 "docs",
-                lambda index: index.add_source(source).use_embedding("hashing", dimensions=dimensions)
-                .use_vector_store("shared"),
+                lambda index: (
+                    index.add_source(source).use_embedding("hashing", dimensions=dimensions).use_vector_store("shared")
+                ),
             ),
             stores={"shared": memory_store},
         )
@@ -210,9 +229,9 @@ async def test_embedding_model_change_is_refused_and_keeps_the_index(
 async def test_duplicate_document_ids_keep_the_first(index_host: Callable[..., Host], source: Any) -> None:
     """Two documents with one id: the second fails with 'duplicate_document_id', the first is stored."""
     source.documents = [RagDocument(document_id="a", content="first"), RagDocument(document_id="a", content="second")]
-    async with index_host(_configure(source, embedder="hashing-like"), embeddings={
-        "hashing-like": HashingEmbedder(DIMS)
-    }) as host:
+    async with index_host(
+        _configure(source, embedder="hashing-like"), embeddings={"hashing-like": HashingEmbedder(DIMS)}
+    ) as host:
         operation = await _run(host)
         assert operation.state is S.PARTIALLY_COMPLETED
         assert operation.last_failure is not None and operation.last_failure.code == "duplicate_document_id"
@@ -263,7 +282,10 @@ async def test_small_documents_share_embedding_batches(
 
 
 async def test_cancellation_leaves_every_document_at_its_old_or_new_version(
-    index_host: Callable[..., Host], source: Any, gated_embedder_type: Any, memory_store: InMemoryVectorStore,
+    index_host: Callable[..., Host],
+    source: Any,
+    gated_embedder_type: Any,
+    memory_store: InMemoryVectorStore,
     stored_chunks: Callable[..., Any],
 ) -> None:
     """Cancelled mid-run (mid-document, between chunk batches): each document has exactly its old or its
@@ -311,14 +333,40 @@ async def test_stored_chunks_carry_document_metadata(
 ) -> None:
     """Stored chunks keep the document's metadata (and Markdown chunks their section)."""
     source.documents = [
-        RagDocument(document_id="a", content="# Title\n\nBody text.", content_type=content_type, metadata={"team": "hr"})
+        RagDocument(
+            document_id="a", content="# Title\n\nBody text.", content_type=content_type, metadata={"team": "hr"}
+        )
     ]
     async with index_host(
         lambda index: index.add_source(source).use_embedding("hashing", dimensions=DIMS).use_in_memory_vector_store()
     ) as host:
         await _run(host)
         hit = (
-            await host.services.get(RagRetriever).retrieve(RagQuery(index_name="docs", text="body", filters={"team": "hr"}))
+            await host.services.get(RagRetriever).retrieve(
+                RagQuery(index_name="docs", text="body", filters={"team": "hr"})
+            )
         ).hits[0]
         assert hit.metadata["team"] == "hr"
         assert (hit.metadata.get("section") == "Title") is (content_type == "text/markdown")
+
+
+async def test_a_failing_document_with_a_non_utf8_file_name_does_not_abort_the_run(
+    index_host: Callable[..., Host], tmp_path: Path
+) -> None:
+    """One bad document (Latin-1 file name, embedding failure) fails alone; the other file is still stored."""
+    (tmp_path / os.fsdecode(b"caf\xe9.md")).write_bytes(b"BROKEN text in a Latin-1 named file")
+    (tmp_path / "good.md").write_text("Good text about CS1503.")
+    host = index_host(
+        lambda index: index.use_directory(tmp_path, "*.md").use_embedding("failing").use_in_memory_vector_store(),
+        embeddings={"failing": FailingEmbedder(DIMS, fail_on="BROKEN")},
+    )
+    async with host:
+        operation = await _run(host)
+        assert operation.state is S.PARTIALLY_COMPLETED
+        assert (operation.progress.failed_documents, operation.progress.added_documents) == (1, 1)
+        hits = (
+            await host.services.get(RagRetriever).retrieve(
+                RagQuery(index_name="docs", text="CS1503", mode=RagRetrievalMode.LEXICAL)
+            )
+        ).hits
+        assert [h.document_id for h in hits] == ["good.md"]

@@ -6,18 +6,24 @@ import asyncio
 import dataclasses
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
-from runiq.hosting import Host
+from runiq.hosting import Host, HostBuilder
 from runiq.rag import (
+    IndexRuntime,
     IngestionStrategy,
     IngestionStrategyKind,
+    InMemoryVectorStore,
     RagIngestionManager,
     RagIngestionReason,
     RagIngestionState,
+    VectorStoreUnavailableError,
+    add_runiq_rag,
+    hookimpl,
 )
 from runiq.rag.ingestion.scheduler import CronScheduler, next_fire_time
 from runiq.rag.registration.definitions import IndexRegistry
@@ -67,7 +73,10 @@ def _scheduled(host: Host, schedule: str, time_zone: str | None = None) -> list[
 
 async def _run_until_parked(host: Host, fake: FakeTime, schedule: str, time_zone: str | None = None) -> CronScheduler:
     scheduler = CronScheduler(
-        host.services.get(RagIngestionManager), _scheduled(host, schedule, time_zone), clock=fake.clock, sleep=fake.sleep
+        host.services.get(RagIngestionManager),
+        _scheduled(host, schedule, time_zone),
+        clock=fake.clock,
+        sleep=fake.sleep,
     )
     scheduler.start()
     await asyncio.wait_for(fake.parked.wait(), 2)
@@ -147,9 +156,7 @@ async def test_stop_cancels_the_loop_promptly(host: Host) -> None:
         (datetime(2026, 1, 15, 7, 0, tzinfo=UTC), "UTC", 2 * 3600),
     ],
 )
-async def test_schedule_is_evaluated_in_the_given_time_zone(
-    host: Host, start: datetime, zone: str, delay: int
-) -> None:
+async def test_schedule_is_evaluated_in_the_given_time_zone(host: Host, start: datetime, zone: str, delay: int) -> None:
     """'0 9 * * *' means 09:00 in the configured zone, including daylight saving time."""
     fake = FakeTime(start, limit=1)
     scheduler = await _run_until_parked(host, fake, "0 9 * * *", zone)
@@ -160,23 +167,89 @@ async def test_schedule_is_evaluated_in_the_given_time_zone(
 
 
 @pytest.fixture
-def kolkata_local_time(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Make the process's local zone Asia/Kolkata (UTC+05:30, no DST) for one test."""
-    monkeypatch.setenv("TZ", "Asia/Kolkata")
-    time.tzset()
-    yield
+def local_zone(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[str], None]]:
+    """``local_zone("Asia/Kolkata")`` makes that the process's local time zone for one test."""
+
+    def set_zone(name: str) -> None:
+        monkeypatch.setenv("TZ", name)
+        time.tzset()
+
+    yield set_zone
     monkeypatch.undo()
     time.tzset()
 
 
-async def test_no_time_zone_means_the_process_local_zone(host: Host, kolkata_local_time: None) -> None:
+async def test_no_time_zone_means_the_process_local_zone(host: Host, local_zone: Callable[[str], None]) -> None:
     """Without a time zone the schedule uses the runtime's local zone (here UTC+05:30)."""
+    local_zone("Asia/Kolkata")
     fake = FakeTime(datetime(2026, 1, 15, 2, 30, tzinfo=UTC), limit=1)  # 08:00 in Kolkata
     scheduler = await _run_until_parked(host, fake, "0 9 * * *")
     try:
         assert fake.sleeps == [3600.0]
     finally:
         await scheduler.stop()
+
+
+async def test_local_zone_schedule_follows_daylight_saving(host: Host, local_zone: Callable[[str], None]) -> None:
+    """'0 9 * * *' with the local zone (Europe/Berlin) stays at 09:00 local across the March DST change:
+    09:00 CET on the 28th, then 09:00 CEST on the 29th, 23 hours later."""
+    local_zone("Europe/Berlin")
+    fake = FakeTime(datetime(2026, 3, 28, 7, 30, tzinfo=UTC), limit=2)  # 08:30 CET
+    scheduler = await _run_until_parked(host, fake, "0 9 * * *")
+    try:
+        assert fake.sleeps == [1800.0, 23 * 3600.0]
+    finally:
+        await scheduler.stop()
+    before_switch = datetime(2026, 3, 29, 0, 30, tzinfo=UTC)  # 01:30 CET, DST starts at 02:00
+    assert next_fire_time("0 9 * * *", before_switch, None) == datetime(2026, 3, 29, 7, 0, tzinfo=UTC)
+
+
+async def test_a_failing_tick_does_not_stop_the_scheduler(make_host: Callable[..., Host], source: Any) -> None:
+    """If one scheduled tick fails (the coordinated store cannot be opened: database down), later ticks still
+    fire: the loop survives and sleeps until the next slot."""
+    attempts: list[int] = []
+
+    class FlakyStorePlugin:
+        @hookimpl
+        def runiq_register_providers(self, registry: Any) -> None:
+            @asynccontextmanager
+            async def factory(options: Any) -> AsyncIterator[InMemoryVectorStore]:
+                attempts.append(1)
+                if len(attempts) == 1:
+                    raise VectorStoreUnavailableError("flaky-db")
+                yield InMemoryVectorStore()
+
+            registry.add_vector_store("flaky", factory)
+
+    source.set(a="Alpha text.")
+    builder = HostBuilder(load_entry_points=False, plugins=[FlakyStorePlugin()])
+    add_runiq_rag(
+        builder,
+        lambda rag: rag.add_index(
+            "docs",
+            lambda index: index.add_source(source).use_embedding("hashing", dimensions=16).use_vector_store("flaky"),
+        ),
+    )
+    async with builder.build() as host:
+        definition = host.services.get(IndexRegistry).get("docs")
+        strategy = IngestionStrategy(
+            kind=IngestionStrategyKind.SCHEDULED, schedule="*/5 * * * *", time_zone="UTC", coordinate=True
+        )
+        fake = FakeTime(datetime(2026, 3, 2, 10, 4, 0, tzinfo=UTC), limit=3)
+        scheduler = CronScheduler(
+            host.services.get(RagIngestionManager),
+            [dataclasses.replace(definition, ingestion=strategy)],
+            clock=fake.clock,
+            sleep=fake.sleep,
+            runtime=host.services.get(IndexRuntime),
+        )
+        scheduler.start()
+        try:
+            await asyncio.wait_for(fake.parked.wait(), 2)
+            assert fake.sleeps == [60.0, 300.0, 300.0]
+        finally:
+            await scheduler.stop()
+        assert len(attempts) >= 2  # the second tick opened the store again
 
 
 def test_next_fire_time_is_strictly_after() -> None:

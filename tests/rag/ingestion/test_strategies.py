@@ -28,7 +28,9 @@ R, S = RagIndexReadiness, RagIngestionState
 NEVER_SOON = "0 0 29 2 *"  # midnight on February 29th: never due while a test runs
 
 
-def _index(source: Any, strategy: Callable[[IngestionBuilder], object], embedder: str = "gated", store: str | None = None):
+def _index(
+    source: Any, strategy: Callable[[IngestionBuilder], object], embedder: str = "gated", store: str | None = None
+):
     def configure(index: Any) -> object:
         index.add_source(source).use_embedding(embedder).configure_ingestion(strategy)
         return index.use_vector_store(store) if store else index.use_in_memory_vector_store()
@@ -41,12 +43,18 @@ def gated(gated_embedder_type: Any) -> Any:
     return gated_embedder_type(32)
 
 
-async def test_registration_and_build_start_nothing(index_host: Callable[..., Host], tmp_path: Path, source: Any) -> None:
+async def test_registration_and_build_start_nothing(
+    index_host: Callable[..., Host], tmp_path: Path, source: Any
+) -> None:
     """Registering and building a host with OnStartup, background and scheduled indexes reads no source."""
     host = index_host(
-        lambda index: index.add_source(source).use_directory(tmp_path / "missing", "*.md")
-        .use_embedding("hashing", dimensions=16).use_in_memory_vector_store()
-        .configure_ingestion(lambda ingestion: ingestion.on_startup())
+        lambda index: (
+            index.add_source(source)
+            .use_directory(tmp_path / "missing", "*.md")
+            .use_embedding("hashing", dimensions=16)
+            .use_in_memory_vector_store()
+            .configure_ingestion(lambda ingestion: ingestion.on_startup())
+        )
     )
     assert host.state is HostState.CREATED
     assert source.reads == 0
@@ -147,7 +155,9 @@ async def test_on_startup_failure_fails_host_start(
 async def test_background_on_startup_does_not_block(index_host: Callable[..., Host], source: Any, gated: Any) -> None:
     """Host.start() returns while the background run is still working (INITIALIZING), which then completes."""
     source.set(a="Alpha.")
-    async with index_host(_index(source, lambda i: i.background_on_startup()), embeddings={"gated": gated}) as host:
+    host = index_host(_index(source, lambda i: i.background_on_startup()), embeddings={"gated": gated})
+    await asyncio.wait_for(host.start(), 2)  # would time out if start waited for the gated ingestion
+    try:
         manager = host.services.get(RagIngestionManager)
         await asyncio.wait_for(gated.reached.wait(), 2)
         status = manager.status("docs")
@@ -158,6 +168,9 @@ async def test_background_on_startup_does_not_block(index_host: Callable[..., Ho
         finished = await asyncio.wait_for(manager.wait("docs"), 2)
         assert finished.state is S.COMPLETED
         assert manager.status("docs").readiness is R.READY
+    finally:
+        gated.release.set()
+        await host.stop()
 
 
 async def test_background_failure_is_contained(index_host: Callable[..., Host], source: Any) -> None:
@@ -222,8 +235,22 @@ def test_only_one_strategy_selection() -> None:
 
 @pytest.mark.parametrize(
     "expression",
-    ["", "not a schedule", "* * *", "* * * * * *", "*/0 * * * *", "10-5 * * * *", "1-2-3 * * * *",
-     "1//2 * * * *", "60 * * * *", "* 24 * * *", "0 0 32 * *", "0 0 * 13 *", "0 0 * * MON", "@daily"],
+    [
+        "",
+        "not a schedule",
+        "* * *",
+        "* * * * * *",
+        "*/0 * * * *",
+        "10-5 * * * *",
+        "1-2-3 * * * *",
+        "1//2 * * * *",
+        "60 * * * *",
+        "* 24 * * *",
+        "0 0 32 * *",
+        "0 0 * 13 *",
+        "0 0 * * MON",
+        "@daily",
+    ],
 )
 def test_invalid_cron_expressions_are_rejected(expression: str) -> None:
     """Schedules must be five numeric fields within range with '*', ',', '-' and '/' only."""

@@ -20,7 +20,9 @@ async def _store(texts: dict[str, str] = TEXTS) -> InMemoryVectorStore:
     store = InMemoryVectorStore()
     await store.ensure_index(IndexSpec(name="ix", dimensions=None))
     for doc_id, text in texts.items():
-        await store.replace_document("ix", StoredDocument(document_id=doc_id, content_hash="h"), make_chunks(doc_id, [text]), None)
+        await store.replace_document(
+            "ix", StoredDocument(document_id=doc_id, content_hash="h"), make_chunks(doc_id, [text]), None
+        )
     return store
 
 

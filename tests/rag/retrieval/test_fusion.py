@@ -58,15 +58,16 @@ def test_duplicates_in_one_list_keep_their_first_rank() -> None:
 
 
 def test_equal_scores_prefer_the_better_single_rank() -> None:
-    """On equal fused scores the item with the best single rank comes first."""
+    """On equal fused scores the item with the best single rank comes first, whichever source it is in."""
     x, y = ChunkKey("x", "x#0"), ChunkKey("y", "y#0")
     filler = [ChunkKey(f"f{i:03d}", f"f{i:03d}#0") for i in range(200)]
-    semantic = [x, *filler[:60], y]  # x rank 1, y rank 62
-    lexical = [*filler[100:161], y]  # y rank 62
-    fused = {f.key: f for f in reciprocal_rank_fusion(semantic, lexical)}
-    assert fused[x].score == fused[y].score == 1 / 61  # 1/61 == 2/122 exactly
-    order = [f.key for f in reciprocal_rank_fusion(semantic, lexical)]
-    assert order.index(x) < order.index(y)
+    semantic = [*filler[:61], y]  # y semantic rank 62
+    lexical = [x, *filler[100:160], y]  # x lexical rank 1, y lexical rank 62
+    fused = reciprocal_rank_fusion(semantic, lexical)
+    scores = {f.key: f.score for f in fused}
+    assert scores[x] == scores[y] == 1 / 61  # 1/61 == 2/122 exactly
+    order = [f.key for f in fused]
+    assert order.index(x) < order.index(y)  # best rank 1 beats best rank 62 despite y's better semantic rank
 
 
 def test_equal_scores_and_best_rank_fall_back_to_the_semantic_rank() -> None:

@@ -324,9 +324,11 @@ async def test_hybrid_single_chunk_provenance_and_counts(started: Callable[..., 
     """One chunk found by both: one query embedding, ranks 1/1/1, RRF 2/61, semantic raw and metric kept."""
     embedder = CountingEmbedder()
     host = await started(
-        lambda index: index.use_documents([RagDocument(document_id="only", content="dependency injection container")])
-        .use_embedding("counting")
-        .use_in_memory_vector_store(),
+        lambda index: (
+            index.use_documents([RagDocument(document_id="only", content="dependency injection container")])
+            .use_embedding("counting")
+            .use_in_memory_vector_store()
+        ),
         embeddings={"counting": embedder},
     )
     result = await _retriever(host)('"dependency injection"', HYBRID)
@@ -545,4 +547,3 @@ async def test_empty_index_returns_no_hits(started: Callable[..., Any]) -> None:
     )
     for mode in (SEMANTIC, LEXICAL, HYBRID):
         assert (await retrieve("remote work", mode)).hits == ()
-

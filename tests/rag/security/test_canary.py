@@ -123,7 +123,9 @@ async def test_failing_embedder_during_ingestion_leaks_nothing(
 ) -> None:
     """A provider error that echoes the canary content stays out of logs, operations and status."""
     with capture_logs() as logs:
-        host = make_host(_rag(_documents(), embedder="failing"), embeddings={"failing": FailingEmbedder(32, fail_on=fail_on)})
+        host = make_host(
+            _rag(_documents(), embedder="failing"), embeddings={"failing": FailingEmbedder(32, fail_on=fail_on)}
+        )
         async with host:
             manager = host.services.get(RagIngestionManager)
             operation = await manager.run("docs")
@@ -180,15 +182,9 @@ async def test_hidden_or_redacted_queries_never_reach_logs(
     """With query visibility HIDDEN or REDACTED, a canary query appears in no log entry at all."""
     providers: dict[str, Any] = {"embeddings": {"failing": FailingEmbedder(32, fail_on=CANARY)}} if fails else {}
     with capture_logs() as logs:
-        host = make_host(
-            _rag(_documents(), embedder="failing" if fails else None, visibility=visibility), **providers
-        )
+        host = make_host(_rag(_documents(), embedder="failing" if fails else None, visibility=visibility), **providers)
         async with host:
-            if fails:
-                # the canary document fails to embed; the rest is ingested
-                await host.services.get(RagIngestionManager).run("docs")
-            else:
-                await host.services.get(RagIngestionManager).run("docs")
+            await host.services.get(RagIngestionManager).run("docs")  # with `fails`, the canary document fails
             for mode in MODES:
                 try:
                     await host.services.get(RagRetriever).retrieve(
@@ -250,8 +246,11 @@ async def test_file_names_and_paths_stay_out_of_logs(
     def configure(rag: Any) -> None:
         rag.add_index(
             "docs",
-            lambda index: index.use_directory(root, "*.md").use_embedding(HashingEmbedding(dimensions=32))
-            .use_in_memory_vector_store(),
+            lambda index: (
+                index.use_directory(root, "*.md")
+                .use_embedding(HashingEmbedding(dimensions=32))
+                .use_in_memory_vector_store()
+            ),
         )
 
     with capture_logs() as logs:
@@ -282,8 +281,9 @@ def test_provider_option_errors_name_fields_not_values(make_host: Callable[..., 
         make_host(
             lambda rag: rag.add_index(
                 "docs",
-                lambda index: index.use_documents([]).use_embedding("hashing", dimensions=CANARY)
-                .use_in_memory_vector_store(),
+                lambda index: (
+                    index.use_documents([]).use_embedding("hashing", dimensions=CANARY).use_in_memory_vector_store()
+                ),
             )
         )
     _assert_clean_error(raised.value)

@@ -156,7 +156,9 @@ async def test_too_large_file_is_reported_and_skipped(tmp_path: Path) -> None:
     assert [(f.document_id, f.code) for f in result.failures] == [("big.md", "too_large")]
 
 
-async def test_unreadable_file_is_reported_and_the_rest_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_unreadable_file_is_reported_and_the_rest_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """An OSError while reading one file is an 'unreadable' failure; the batch continues."""
     _write(tmp_path, "a.md", "alpha")
     _write(tmp_path, "locked.md", "locked")
@@ -190,3 +192,16 @@ def test_identity_is_stable_and_depends_on_the_configuration(tmp_path: Path) -> 
     assert base.identity != DirectorySource(root=tmp_path, pattern="*.txt").identity
     assert base.identity != DirectorySource(root=tmp_path, pattern="*.md", recursive=True).identity
     assert base.source_kind == "directory"
+
+
+async def test_file_names_that_are_not_utf8_never_become_invalid_text_ids(tmp_path: Path) -> None:
+    """A file whose name is not valid UTF-8 (Latin-1 bytes) is delivered or reported, but every id is
+    encodable text (no lone surrogates that break logs, JSON payloads and database drivers)."""
+    (tmp_path / os.fsdecode(b"caf\xe9.md")).write_bytes(b"Latin-1 named file")
+    _write(tmp_path, "good.md", "good")
+    result = await DirectorySource(root=tmp_path, pattern="*.md").read()
+    ids = [d.document_id for d in result.documents] + [f.document_id for f in result.failures]
+    assert "good.md" in [d.document_id for d in result.documents]
+    assert len(ids) == 2
+    for document_id in ids:
+        document_id.encode("utf-8")  # raises UnicodeEncodeError for surrogate-escaped names

@@ -55,7 +55,9 @@ async def _store(metric: DistanceMetric = DistanceMetric.COSINE, dims: int = 3) 
 
 
 async def _put(store: InMemoryVectorStore, document_id: str, vector: list[float], text: str = "", **meta: Any) -> None:
-    await store.replace_document("ix", _doc(document_id), _chunks(document_id, [text or document_id], **meta), _v(vector))
+    await store.replace_document(
+        "ix", _doc(document_id), _chunks(document_id, [text or document_id], **meta), _v(vector)
+    )
 
 
 # -- growth and memory -----------------------------------------------------------------------
@@ -173,7 +175,7 @@ def test_search_equals_brute_force(
     higher = metric is not DistanceMetric.EUCLIDEAN
     expected = sorted(zip(live, raws, strict=True), key=lambda p: (-p[1] if higher else p[1], p[0]))[:top_k]
     assert len(hits) == len(expected)
-    for hit, (i, raw) in zip(hits, expected, strict=True):
+    for hit, (_, raw) in zip(hits, expected, strict=True):
         assert hit.raw_score == pytest.approx(raw, rel=1e-4, abs=1e-4)
     got = [h.raw_score for h in hits]
     assert got == sorted(got, reverse=higher)
@@ -338,7 +340,9 @@ async def test_lexical_search_honours_filters() -> None:
 async def test_replace_document_drops_stale_chunks_and_keeps_others() -> None:
     """A shorter new version removes the old extra chunks; other documents are untouched."""
     store = await _store()
-    await store.replace_document("ix", _doc("a", "h1"), _chunks("a", ["a0", "a1", "a2"]), _v([1, 0, 0], [0, 1, 0], [0, 0, 1]))
+    await store.replace_document(
+        "ix", _doc("a", "h1"), _chunks("a", ["a0", "a1", "a2"]), _v([1, 0, 0], [0, 1, 0], [0, 0, 1])
+    )
     await _put(store, "b", [1, 1, 1])
     await store.replace_document("ix", _doc("a", "h2"), _chunks("a", ["A0"]), _v([1, 0, 0]))
     hits = await store.search("ix", np.ones(3, dtype=np.float32), top_k=10)
@@ -384,7 +388,9 @@ async def test_ensure_index_refuses_another_metric() -> None:
     """An existing index with another metric is a SchemaMismatchError (the first metric does not silently win)."""
     store = await _store(DistanceMetric.COSINE)
     with pytest.raises(SchemaMismatchError):
-        await store.ensure_index(IndexSpec(name="ix", dimensions=3, metric=DistanceMetric.EUCLIDEAN, embedding_model="m"))
+        await store.ensure_index(
+            IndexSpec(name="ix", dimensions=3, metric=DistanceMetric.EUCLIDEAN, embedding_model="m")
+        )
 
 
 @pytest.mark.parametrize(
