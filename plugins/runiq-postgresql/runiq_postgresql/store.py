@@ -27,10 +27,17 @@ import numpy.typing as npt
 import structlog
 
 from runiq.rag.documents import MetadataValue, RagChunk
-from runiq.rag.errors import RagValidationError, SchemaMismatchError, VectorIndexNotFoundError
+from runiq.rag.errors import RagValidationError, VectorIndexNotFoundError
 from runiq.rag.lexical.query import LexicalQuery
 from runiq.rag.stores import scoring
-from runiq.rag.stores.base import DistanceMetric, IndexSpec, StoredDocument, StoreHit
+from runiq.rag.stores.base import (
+    DistanceMetric,
+    IndexSpec,
+    StoredDocument,
+    StoreHit,
+    ensure_compatible,
+    validate_top_k,
+)
 from runiq_postgresql import bulk
 from runiq_postgresql.embedded import acquire_embedded_server, release_embedded_server
 from runiq_postgresql.errors import STORE_KIND, guarded, mapped
@@ -169,7 +176,7 @@ class PostgresVectorStore:
                 if row is None:
                     row = await self._create_index(conn, spec)
         index = self._remember(name, row)
-        _check_compatible(index.spec, spec)
+        ensure_compatible(index.spec, spec)
 
     async def _create_index(self, conn: asyncpg.Connection, spec: IndexSpec) -> asyncpg.Record:
         index_id = await conn.fetchval(
@@ -444,7 +451,7 @@ class PostgresVectorStore:
         filters: Mapping[str, MetadataValue] | None = None,
     ) -> list[StoreHit]:
         index = await self._require(index_name)
-        _check_top_k(top_k)
+        validate_top_k(top_k)
         encoded = query_vector(index.spec, vector)
         where = filter_json(filters)
         sql = index.sql
@@ -478,7 +485,7 @@ class PostgresVectorStore:
         filters: Mapping[str, MetadataValue] | None = None,
     ) -> list[StoreHit]:
         index = await self._require(index_name)
-        _check_top_k(top_k)
+        validate_top_k(top_k)
         if query.is_empty:
             return []
         terms = query_terms(query)
@@ -505,21 +512,6 @@ class PostgresVectorStore:
             extra = await conn.fetch(index.sql.substring_filtered, pattern, limit, where)
         return [row for row in extra if (row["document_id"], row["chunk_id"]) not in seen]
 
-
-def _check_top_k(top_k: int) -> None:
-    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k <= 0:
-        raise RagValidationError("top_k must be greater than zero.")
-
-
-def _check_compatible(stored: IndexSpec, wanted: IndexSpec) -> None:
-    if stored.dimensions != wanted.dimensions:
-        raise SchemaMismatchError(stored.name, "dimension", str(stored.dimensions), str(wanted.dimensions))
-    if stored.embedding_model != wanted.embedding_model:
-        raise SchemaMismatchError(
-            stored.name, "embedding model", str(stored.embedding_model), str(wanted.embedding_model)
-        )
-    if stored.metric is not wanted.metric:
-        raise SchemaMismatchError(stored.name, "metric", stored.metric.value, wanted.metric.value)
 
 
 def _vector_hit(metric: DistanceMetric, row: Any) -> StoreHit:

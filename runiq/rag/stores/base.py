@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from runiq.errors import RagValidationError, SchemaMismatchError
 from runiq.rag.documents import ChunkKey, Metadata, MetadataValue, RagChunk
 
 if TYPE_CHECKING:
@@ -29,6 +30,8 @@ __all__ = [
     "StoreHit",
     "StoredDocument",
     "VectorStore",
+    "ensure_compatible",
+    "validate_top_k",
 ]
 
 
@@ -156,3 +159,21 @@ class LexicalSearch(Protocol):
         top_k: int,
         filters: Mapping[str, MetadataValue] | None = None,
     ) -> list[StoreHit]: ...
+
+
+def validate_top_k(top_k: int) -> None:
+    """Shared by every store: ``top_k`` is a positive integer candidate limit."""
+    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k <= 0:
+        raise RagValidationError("top_k must be greater than zero.")
+
+
+def ensure_compatible(stored: IndexSpec, wanted: IndexSpec) -> None:
+    """Shared by every store: refuse to mix vectors from another dimension, model or metric."""
+    if stored.dimensions != wanted.dimensions:
+        raise SchemaMismatchError(stored.name, "dimension", str(stored.dimensions), str(wanted.dimensions))
+    if stored.embedding_model != wanted.embedding_model:
+        raise SchemaMismatchError(
+            stored.name, "embedding model", str(stored.embedding_model), str(wanted.embedding_model)
+        )
+    if stored.metric is not wanted.metric:
+        raise SchemaMismatchError(stored.name, "metric", stored.metric.value, wanted.metric.value)

@@ -22,7 +22,6 @@ from runiq.rag.documents import ChunkKey, Metadata, MetadataValue, RagChunk
 from runiq.rag.embeddings.base import FloatMatrix, FloatVector
 from runiq.rag.errors import (
     RagValidationError,
-    SchemaMismatchError,
     VectorDimensionMismatchError,
     VectorIndexNotFoundError,
 )
@@ -31,7 +30,14 @@ from runiq.rag.lexical.query import LexicalQuery, contains_phrase
 from runiq.rag.lexical.tokenizer import Analyzer, primary_tokens
 from runiq.rag.stores import scoring
 from runiq.rag.stores._rwlock import ReadWriteLock
-from runiq.rag.stores.base import DistanceMetric, IndexSpec, StoredDocument, StoreHit
+from runiq.rag.stores.base import (
+    DistanceMetric,
+    IndexSpec,
+    StoredDocument,
+    StoreHit,
+    ensure_compatible,
+    validate_top_k,
+)
 
 __all__ = ["InMemoryVectorStore", "InMemoryVectorStoreSelection"]
 
@@ -109,7 +115,7 @@ class InMemoryVectorStore:
                 lexical=BM25Index(self._analyzer),
             )
             return
-        _check_compatible(existing.spec, spec)
+        ensure_compatible(existing.spec, spec)
 
     async def drop_index(self, index_name: str) -> None:
         self._indexes.pop(index_name, None)
@@ -232,7 +238,7 @@ class InMemoryVectorStore:
         filters: Mapping[str, MetadataValue] | None = None,
     ) -> list[StoreHit]:
         index = self._require(index_name)
-        _check_top_k(top_k)
+        validate_top_k(top_k)
         dims = index.spec.dimensions
         if dims is None:
             raise RagValidationError("This index has no embedding model; use lexical retrieval.")
@@ -322,7 +328,7 @@ class InMemoryVectorStore:
         filters: Mapping[str, MetadataValue] | None = None,
     ) -> list[StoreHit]:
         index = self._require(index_name)
-        _check_top_k(top_k)
+        validate_top_k(top_k)
         if query.is_empty:
             return []
         async with index.lock.read():
@@ -397,18 +403,3 @@ class InMemoryVectorStore:
                 return np.empty(0, dtype=np.int64)
         return np.fromiter(sorted(result or ()), dtype=np.int64)
 
-
-def _check_top_k(top_k: int) -> None:
-    if top_k <= 0:
-        raise RagValidationError("top_k must be greater than zero.")
-
-
-def _check_compatible(stored: IndexSpec, wanted: IndexSpec) -> None:
-    if stored.dimensions != wanted.dimensions:
-        raise SchemaMismatchError(stored.name, "dimension", str(stored.dimensions), str(wanted.dimensions))
-    if stored.embedding_model != wanted.embedding_model:
-        raise SchemaMismatchError(
-            stored.name, "embedding model", str(stored.embedding_model), str(wanted.embedding_model)
-        )
-    if stored.metric is not wanted.metric:
-        raise SchemaMismatchError(stored.name, "metric", stored.metric.value, wanted.metric.value)
