@@ -53,7 +53,7 @@ def _environment() -> dict[str, str]:
 def test_python_block_runs(path: str, index: int, line: int, code: str, tmp_path: Path) -> None:
     """The block exits 0 in a fresh interpreter whose working directory is an empty temp dir."""
     try:
-        completed = subprocess.run(  # noqa: S603 - our own interpreter running our own docs
+        completed = subprocess.run(  # our own interpreter running our own docs
             [sys.executable, "-c", code],
             cwd=tmp_path,
             env=_environment(),

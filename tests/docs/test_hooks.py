@@ -56,7 +56,10 @@ def test_hook_runiq_register_providers_names_are_usable_by_indexes() -> None:
     rag = add_runiq_rag(
         builder,
         lambda r: r.add_index(
-            "docs", lambda i: i.use_directory("docs").use_embedding("docs-embedding", dimensions=16).use_in_memory_vector_store()
+            "docs",
+            lambda i: (
+                i.use_directory("docs").use_embedding("docs-embedding", dimensions=16).use_in_memory_vector_store()
+            ),
         ),
     )
     (definition,) = rag.definitions
@@ -79,13 +82,18 @@ async def test_hook_runiq_register_providers_factories_open_lazily_and_close_wit
     def register(registry: ProviderRegistry) -> None:
         registry.add_vector_store("docs-store", store)
 
-    documents = [RagDocument(document_id="a", content="CS1503 argument type"), RagDocument(document_id="b", content="other")]
+    documents = [
+        RagDocument(document_id="a", content="CS1503 argument type"),
+        RagDocument(document_id="b", content="other"),
+    ]
     builder = HostBuilder(load_entry_points=False, plugins=[_plugin("store-plugin", runiq_register_providers=register)])
     add_runiq_rag(
         builder,
         lambda r: r.add_index(
             "docs",
-            lambda i: i.use_documents(documents).use_vector_store("docs-store").use_default_mode(RagRetrievalMode.LEXICAL),
+            lambda i: (
+                i.use_documents(documents).use_vector_store("docs-store").use_default_mode(RagRetrievalMode.LEXICAL)
+            ),
         ),
     )
     async with builder.build() as host:
@@ -107,7 +115,10 @@ def test_hook_runiq_register_providers_duplicate_names_fail_naming_both_plugins(
     def register(registry: ProviderRegistry) -> None:
         registry.add_embedding("shared", nothing)
 
-    plugins = [_plugin("first", runiq_register_providers=register), _plugin("second", runiq_register_providers=register)]
+    plugins = [
+        _plugin("first", runiq_register_providers=register),
+        _plugin("second", runiq_register_providers=register),
+    ]
     with pytest.raises(RagConfigurationError) as caught:
         HostBuilder(load_entry_points=False, plugins=plugins)
     assert "'first'" in str(caught.value)
