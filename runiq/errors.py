@@ -26,8 +26,9 @@ specialise, so ``except ValueError`` or ``except LookupError`` keeps working in 
         └── SchemaMismatchError                         stored index disagrees with the configuration
 
 Why fixed messages: document content, queries, paths, DSNs and provider bodies are untrusted or secret.
-Each class builds its message in ``__init__`` from a template and typed, safe attributes (index names,
-provider names, counts, codes), so nothing a caller passes as free text can reach ``str(exc)``.
+Each class builds its message in ``__init__`` from a template and typed attributes (index names,
+provider names, counts, codes). Content, queries, paths, DSNs and provider bodies never reach
+``str(exc)``; identifiers the caller chose, such as an index name, do.
 """
 
 from __future__ import annotations

@@ -97,7 +97,7 @@ class RuniqSettings(BaseSettings):
     plugins: dict[str, dict[str, Any]] = Field(
         default_factory=dict,
         repr=False,
-        description="Plugin sections ([plugins.dashboard]); each plugin validates its own section.",
+        description="Free-form plugin sections ([plugins.<name>]) that a plugin may read and validate itself.",
     )
     config_dir: Path | None = Field(default=None, description="Directory relative source paths resolve against.")
 

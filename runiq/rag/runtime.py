@@ -64,6 +64,10 @@ class IndexRuntime:
     def registry(self) -> IndexRegistry:
         return self._registry
 
+    @property
+    def providers(self) -> ProviderRegistry:
+        return self._providers
+
     async def get(self, index_name: str) -> IndexResources:
         definition = self._registry.get(index_name)
         cached = self._resources.get(index_name)

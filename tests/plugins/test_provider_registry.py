@@ -73,7 +73,6 @@ def test_registrations_record_the_plugin(provider_plugin: PluginFactory) -> None
         (ProviderKind.VECTOR_STORE, "postgresql", "runiq-postgresql"),
         (ProviderKind.EMBEDDING, "openai", "runiq-openai"),
         (ProviderKind.EMBEDDING, "sentence-transformers", "runiq-sentence-transformers"),
-        (ProviderKind.RERANKER, "cross-encoder", "runiq-sentence-transformers"),
     ],
 )
 def test_known_missing_providers_name_the_distribution(kind: ProviderKind, name: str, distribution: str) -> None:

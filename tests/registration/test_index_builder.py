@@ -337,7 +337,6 @@ def test_unknown_metric_and_mode_are_rejected(rag: RagBuilder) -> None:
         (lambda i: i.use_vector_store("postgresql"), "runiq-postgresql"),
         (lambda i: i.use_embedding("openai"), "runiq-openai"),
         (lambda i: i.use_embedding("sentence-transformers"), "runiq-sentence-transformers"),
-        (lambda i: i.use_reranker("cross-encoder"), "runiq-sentence-transformers"),
     ],
 )
 def test_unknown_known_provider_names_the_distribution_to_install(

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from runiq.errors import RagConfigurationError
+from runiq.plugins.registry import ProviderKind
 from runiq.rag.reranking.types import RagReranker
 
 if TYPE_CHECKING:
@@ -83,7 +84,12 @@ def index_reranker_resolver(runtime: IndexRuntime) -> RerankerResolver:
         resources = await runtime.get(index_name)
         if resources.reranker is None:
             return None
-        approved = getattr(resources.definition, "reranker_approved", False) is True
-        return RerankerRegistration(resources.reranker, approved=approved)
+        definition = resources.definition
+        # The provider registration is the authority on egress: use_reranker already refused a remote
+        # provider without approval, and a provider registered as local needs none.
+        local = definition.reranker is not None and not runtime.providers.get(
+            ProviderKind.RERANKER, definition.reranker.name
+        ).remote
+        return RerankerRegistration(resources.reranker, approved=definition.reranker_approved or local)
 
     return resolve
