@@ -223,6 +223,23 @@ class PostgresVectorStore:
             raise VectorIndexNotFoundError(index_name)
         return index
 
+    @asynccontextmanager
+    async def ingestion_lease(self, index_name: str) -> AsyncIterator[bool]:
+        """A session advisory lock per (schema, index): True while this process holds it.
+
+        Implements the core's ``IngestionCoordinator`` so ``scheduled(cron, coordinate=True)`` runs each
+        tick in one instance. The lock lives on one pooled connection for the whole run and is released
+        when the block exits, or by the server when the connection dies with its process.
+        """
+        key = f"{self._schema}\x1fingestion\x1f{index_name}"
+        async with self.pool.acquire() as conn:
+            acquired = bool(await guarded(conn.fetchval("SELECT pg_try_advisory_lock(hashtextextended($1, 0))", key)))
+            try:
+                yield acquired
+            finally:
+                if acquired:
+                    await guarded(conn.fetchval("SELECT pg_advisory_unlock(hashtextextended($1, 0))", key))
+
     @mapped
     async def drop_index(self, index_name: str) -> None:
         """Remove an index with all its documents and chunks (not part of the store protocol)."""
@@ -511,7 +528,6 @@ class PostgresVectorStore:
         else:
             extra = await conn.fetch(index.sql.substring_filtered, pattern, limit, where)
         return [row for row in extra if (row["document_id"], row["chunk_id"]) not in seen]
-
 
 
 def _vector_hit(metric: DistanceMetric, row: Any) -> StoreHit:

@@ -53,9 +53,9 @@ async def _assert_same_ranking(pg: PostgresVectorStore, memory: InMemoryVectorSt
         expected = await memory.lexical_search(name, query, top_k=50)
         actual = await pg.lexical_search(name, query, top_k=50)
         scores = {h.key: h.raw_score for h in expected}
-        assert [h.key for h in actual] == sorted(
-            (h.key for h in expected), key=lambda k: (-round(scores[k], 9), k)
-        ), text
+        assert [h.key for h in actual] == sorted((h.key for h in expected), key=lambda k: (-round(scores[k], 9), k)), (
+            text
+        )
         for a, e in zip(actual, expected, strict=True):
             assert a.raw_score == pytest.approx(e.raw_score, rel=1e-9, abs=1e-12), text
 

@@ -45,9 +45,9 @@ def _host(selection: PostgreSqlVectorStore, documents: Path) -> HostBuilder:
         builder,
         lambda rag: rag.add_index(
             "docs",
-            lambda index: index.use_directory(documents, "*.md")
-            .use_embedding(HashingEmbedding())
-            .use_vector_store(selection),
+            lambda index: (
+                index.use_directory(documents, "*.md").use_embedding(HashingEmbedding()).use_vector_store(selection)
+            ),
         ),
     )
     return builder
@@ -110,15 +110,31 @@ async def test_string_reference_and_convenience_register_the_same_store(postgres
     """``use_vector_store("postgresql", ...)`` and ``use_postgresql_vector_store`` validate the same options."""
     builder = HostBuilder(load_entry_points=False, plugins=[runiq_postgresql.plugin])
     rag = add_runiq_rag(builder)
-    rag.add_index("a", lambda i: i.use_documents([]).use_embedding(HashingEmbedding()).use_vector_store(
-        "postgresql", dsn=postgres_dsn, schema=schema))
-    rag.add_index("b", lambda i: use_postgresql_vector_store(
-        i.use_documents([]).use_embedding(HashingEmbedding()), dsn=postgres_dsn, schema=schema))
+    rag.add_index(
+        "a",
+        lambda i: (
+            i.use_documents([])
+            .use_embedding(HashingEmbedding())
+            .use_vector_store("postgresql", dsn=postgres_dsn, schema=schema)
+        ),
+    )
+    rag.add_index(
+        "b",
+        lambda i: use_postgresql_vector_store(
+            i.use_documents([]).use_embedding(HashingEmbedding()), dsn=postgres_dsn, schema=schema
+        ),
+    )
     a, b = rag.definitions
     assert a.vector_store.instance_key == b.vector_store.instance_key  # one live store, one pool
     with pytest.raises(RagConfigurationError) as caught:
-        rag.add_index("c", lambda i: i.use_documents([]).use_embedding(HashingEmbedding()).use_vector_store(
-            "postgresql", dsn=postgres_dsn, schema="bad;schema", pool_size=3))
+        rag.add_index(
+            "c",
+            lambda i: (
+                i.use_documents([])
+                .use_embedding(HashingEmbedding())
+                .use_vector_store("postgresql", dsn=postgres_dsn, schema="bad;schema", pool_size=3)
+            ),
+        )
     assert "schema" in str(caught.value)
     assert postgres_dsn not in str(caught.value)
 
@@ -127,8 +143,12 @@ async def test_registration_does_no_io() -> None:
     """An unreachable DSN is accepted at registration; nothing connects until the index is used."""
     selection = PostgreSqlVectorStore(dsn="postgresql://user:pw@127.0.0.1:1/db")
     builder = HostBuilder(load_entry_points=False, plugins=[runiq_postgresql.plugin])
-    add_runiq_rag(builder, lambda rag: rag.add_index(
-        "docs", lambda i: i.use_documents([]).use_embedding(HashingEmbedding()).use_vector_store(selection)))
+    add_runiq_rag(
+        builder,
+        lambda rag: rag.add_index(
+            "docs", lambda i: i.use_documents([]).use_embedding(HashingEmbedding()).use_vector_store(selection)
+        ),
+    )
     async with builder.build():
         pass
     assert "pw" not in repr(selection)
