@@ -1,7 +1,8 @@
 """Identifier-safe tokenisation shared by the in-memory BM25 index and the hashing embedder.
 
 A word like ``POL-HR-014`` or ``IRagRetriever`` is kept whole (``pol-hr-014``, ``iragretriever``) and
-also split into its parts (``pol``, ``hr``, ``014``; ``i``, ``rag``, ``retriever``), so a query for the
+also split into its parts (``pol``, ``hr``, ``014``; ``rag``, ``retriever``; one-letter parts are
+not indexed), so a query for the
 whole identifier ranks exact matches first while a query for one part still finds it. Plain words
 produce a single token. Everything is NFKC-normalised and case-folded; no language-specific stemming or
 stop words are applied unless an analyzer option asks for them.
@@ -44,7 +45,8 @@ def tokenize(text: str) -> list[str]:
         parts = _parts(word)
         tokens.append(whole)
         if len(parts) > 1 or (parts and parts[0] != whole):
-            tokens.extend(part for part in parts if part != whole)
+            # One-letter parts ("s" of "library's", "i" of "IRagRetriever") are noise for BM25; whole words stay.
+            tokens.extend(part for part in parts if part != whole and len(part) > 1)
     return tokens
 
 

@@ -243,6 +243,8 @@ class InMemoryVectorStore:
         if dims is None:
             raise RagValidationError("This index has no embedding model; use lexical retrieval.")
         query = np.asarray(vector, dtype=np.float32).reshape(-1)
+        if not np.isfinite(query).all():
+            raise RagValidationError("The query vector must be finite.")
         if query.shape[0] != dims:
             raise VectorDimensionMismatchError(index_name, dims, int(query.shape[0]))
         async with index.lock.read():

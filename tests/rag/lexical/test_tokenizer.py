@@ -13,7 +13,7 @@ from runiq.rag.lexical import Analyzer, primary_tokens, tokenize
     ("identifier", "whole", "parts"),
     [
         ("POL-HR-014", "pol-hr-014", ["pol", "hr", "014"]),
-        ("IRagRetriever", "iragretriever", ["i", "rag", "retriever"]),
+        ("IRagRetriever", "iragretriever", ["rag", "retriever"]),  # one-letter parts are not indexed
         ("filename.cs", "filename.cs", ["filename", "cs"]),
         ("CS1503", "cs1503", ["cs", "1503"]),
         ("snake_case_name", "snake_case_name", ["snake", "case", "name"]),
