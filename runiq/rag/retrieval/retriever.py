@@ -159,10 +159,9 @@ class RagRetriever:
         except ExceptionGroup as failures:
             raise _first_leaf(failures) from None
         semantic, lexical = semantic_task.result(), lexical_task.result()
-        fused = reciprocal_rank_fusion([h.key for h in semantic], [h.key for h in lexical])
-        by_key = {h.key: h for h in lexical} | {h.key: h for h in semantic}
         sem_by_key = {h.key: h for h in semantic}
         lex_by_key = {h.key: h for h in lexical}
+        fused = reciprocal_rank_fusion(list(sem_by_key), list(lex_by_key))
         hits = []
         for fused_rank, candidate in enumerate(fused[: query.top_k], start=1):
             sem_rank, lex_rank = candidate.ranks
@@ -175,7 +174,10 @@ class RagRetriever:
                 fused_score=candidate.score,
                 fused_rank=fused_rank,
             )
-            hits.append(_hit(by_key[candidate.key], fused_rank, provenance, semantic_scores=sem is not None))
+            # The semantic hit, when there is one, carries the vector score semantics; else the lexical one.
+            source = sem if sem is not None else lex
+            assert source is not None
+            hits.append(_hit(source, fused_rank, provenance, semantic_scores=sem is not None))
         stats = RagRetrievalStatistics(
             semantic_candidates=len(semantic), lexical_candidates=len(lexical), fused_candidates=len(fused)
         )
