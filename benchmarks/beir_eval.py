@@ -8,8 +8,10 @@ handed over with ``use_documents``, ``RagIngestionManager.run``) with chunking l
 document is one chunk; chunk hits are mapped to documents by their best chunk. Each query goes through
 ``RagRetriever.retrieve(RagQuery(..., mode, top_k))``. bm25s (Lucene BM25, k1=1.5, b=0.75, the
 defaults) runs on the same title + text in the same process, once with its default tokenisation
-(``stopwords="english"``) and once with ``stopwords=None``; ``--bm25s-stemmer`` adds a row with an
-English Snowball stemmer (needs PyStemmer).
+(``stopwords="english"``), once with ``stopwords=None`` and once with runiq's English stop word list;
+``--bm25s-stemmer`` adds rows with an English Snowball stemmer (needs PyStemmer). ``--analyzer``
+selects runiq's lexical analyzer through the store's public options: ``default`` (English stop words,
+no stemming), ``no-stopwords``, ``stem``, ``no-stopwords+stem``.
 
 Query text: BEIR queries are plain text, while runiq reads ``"..."`` as an exact-phrase restriction.
 ``--query-syntax plain`` (the default) replaces double quotes by spaces before querying so the
@@ -56,7 +58,6 @@ from runiq.rag import (
     EmbeddingClient,
     EmbeddingInputKind,
     HashingEmbedding,
-    InMemoryVectorStore,
     RagDocument,
     RagError,
     RagIngestionManager,
@@ -67,7 +68,7 @@ from runiq.rag import (
     add_runiq_rag,
     hookimpl,
 )
-from runiq.rag.lexical import Analyzer
+from runiq.rag.lexical import ENGLISH_STOPWORDS
 
 __all__ = [
     "CachingEmbeddingClient",
@@ -87,9 +88,14 @@ MODES = {
     "lexical": RagRetrievalMode.LEXICAL,
     "hybrid": RagRetrievalMode.HYBRID,
 }
-ANALYZERS = ("default", "stopwords", "stem", "stopwords+stem")
+# runiq analyzer variants, passed as the store's public ``stopwords``/``stemmer`` options.
+ANALYZERS: dict[str, dict[str, str]] = {
+    "default": {},
+    "no-stopwords": {"stopwords": "none"},
+    "stem": {"stemmer": "english"},
+    "no-stopwords+stem": {"stopwords": "none", "stemmer": "english"},
+}
 _CACHED_PROVIDER = "beir-eval-cached"
-_ANALYZED_STORE = "beir-eval-in-memory-analyzed"
 
 
 def quiet_logging() -> None:
@@ -219,42 +225,12 @@ class CachingEmbeddingPlugin:
                 cache.save()
 
 
-class _AnalyzedStorePlugin:
-    """An in-memory store built with a non-default :class:`Analyzer` (its public constructor option)."""
-
-    def __init__(self, analyzer: Analyzer) -> None:
-        self.analyzer = analyzer
-
-    @hookimpl
-    def runiq_register_providers(self, registry: ProviderRegistry) -> None:
-        registry.add_vector_store(_ANALYZED_STORE, self._open)
-
-    @asynccontextmanager
-    async def _open(self, options: object) -> AsyncIterator[InMemoryVectorStore]:
-        yield InMemoryVectorStore(analyzer=self.analyzer)
-
-
 def _english_stemmer() -> Any:
     try:
         import Stemmer  # PyStemmer
     except ImportError:
         raise SystemExit("a stemmer needs PyStemmer: pip install PyStemmer") from None
     return Stemmer.Stemmer("english")
-
-
-def make_analyzer(name: str) -> Analyzer:
-    """``stopwords`` uses bm25s's English list (the same one its default tokenisation drops)."""
-    if name == "default":
-        return Analyzer()
-    stopwords: frozenset[str] = frozenset()
-    stemmer = None
-    if "stopwords" in name:
-        from bm25s.stopwords import STOPWORDS_EN
-
-        stopwords = frozenset(STOPWORDS_EN)
-    if "stem" in name.replace("stopwords", ""):
-        stemmer = _english_stemmer().stemWord
-    return Analyzer(stopwords=stopwords, stemmer=stemmer)
 
 
 # -- runiq -----------------------------------------------------------------------------------------
@@ -290,10 +266,6 @@ async def evaluate_runiq(collection: BeirCollection, options: EvalOptions) -> li
         cache = CachingEmbeddingPlugin(options.embedding, options.embedding_options, collection.name, options.cache_dir)
         plugins.append(cache)
         embedding = _CACHED_PROVIDER
-    if options.store == "memory" and options.analyzer != "default":
-        plugins.append(_AnalyzedStorePlugin(make_analyzer(options.analyzer)))
-    elif options.analyzer != "default":
-        raise ValueError("--analyzer applies to the in-memory store only")
     builtin_only = options.store == "memory" and options.embedding in ("hashing", "none")
     builder = HostBuilder(plugins=plugins, load_entry_points=not builtin_only)
 
@@ -310,13 +282,11 @@ async def evaluate_runiq(collection: BeirCollection, options: EvalOptions) -> li
             index.use_embedding(embedding)
         else:
             index.use_default_mode(RagRetrievalMode.LEXICAL)
+        store_options = {**ANALYZERS[options.analyzer], **options.store_options}
         if options.store == "memory":
-            if options.analyzer != "default":
-                index.use_vector_store(_ANALYZED_STORE)
-            else:
-                index.use_in_memory_vector_store()
+            index.use_in_memory_vector_store(**store_options)
         else:
-            index.use_vector_store(options.store, **options.store_options)
+            index.use_vector_store(options.store, **store_options)
 
     add_runiq_rag(builder, lambda rag: rag.add_index(name, configure))
     results = []
@@ -384,10 +354,17 @@ def _metric_fields(metrics: dict[str, float], top_k: int) -> dict[str, float]:
 def evaluate_bm25s(
     collection: BeirCollection, *, stopwords: str | None = "english", stem: bool = False, top_k: int = 100
 ) -> dict[str, Any]:
-    """bm25s with its defaults (Lucene BM25, k1=1.5, b=0.75, ``(?u)\\b\\w\\w+\\b`` lower-cased tokens)."""
+    """bm25s with its defaults (Lucene BM25, k1=1.5, b=0.75, ``(?u)\\b\\w\\w+\\b`` lower-cased tokens).
+
+    ``stopwords`` is bm25s's own ``"english"`` list, ``None``, or ``"runiq"``: runiq's English list,
+    so the two tokenisations can also be compared with the same stop words.
+    """
     import bm25s
 
     stemmer = _english_stemmer() if stem else None
+    variant = f"stopwords={stopwords or 'none'}" + (",stemmer=english" if stem else "")
+    if stopwords == "runiq":
+        stopwords = sorted(ENGLISH_STOPWORDS)  # type: ignore[assignment]
     doc_ids = list(collection.corpus)
     corpus_tokens = bm25s.tokenize(
         [collection.document_text(d) for d in doc_ids], stopwords=stopwords, stemmer=stemmer, show_progress=False
@@ -407,7 +384,6 @@ def evaluate_bm25s(
         run[query_id] = [doc_ids[int(i)] for i, s in zip(ranked[0], scores[0], strict=True) if s > 0]
     seconds = time.perf_counter() - started
     metrics = evaluate(run, collection.qrels, recall_k=top_k)
-    variant = f"stopwords={stopwords or 'none'}" + (",stemmer=english" if stem else "")
     return {
         "system": "bm25s",
         "store": None,
@@ -479,7 +455,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         choices=ANALYZERS,
         action="append",
         default=None,
-        help="in-memory lexical analyzer; repeat to compare several (default: default)",
+        help="runiq lexical analyzer (store options); repeat to compare several (default: default)",
     )
     parser.add_argument("--bm25s-stemmer", action="store_true", help="add a bm25s row with an English stemmer")
     parser.add_argument("--split", default="test")
@@ -493,9 +469,11 @@ async def run_all(args: argparse.Namespace, collection: BeirCollection) -> list[
     results: list[dict[str, Any]] = [
         evaluate_bm25s(collection, stopwords="english", top_k=args.top_k),
         evaluate_bm25s(collection, stopwords=None, top_k=args.top_k),
+        evaluate_bm25s(collection, stopwords="runiq", top_k=args.top_k),
     ]
     if args.bm25s_stemmer:
         results.append(evaluate_bm25s(collection, stopwords="english", stem=True, top_k=args.top_k))
+        results.append(evaluate_bm25s(collection, stopwords="runiq", stem=True, top_k=args.top_k))
     for analyzer in args.analyzer or ["default"]:
         options = EvalOptions(
             store=args.store,

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from runiq.errors import ProviderNotFoundError, RagConfigurationError
+from runiq.errors import ProviderNotFoundError, RagConfigurationError, RagError
 
 __all__ = ["KNOWN_DISTRIBUTIONS", "EmptyOptions", "ProviderFactory", "ProviderKind", "ProviderRegistry", "ProviderSpec"]
 
@@ -53,8 +53,11 @@ class ProviderSpec:
             return self.options_model.model_validate(dict(options))
         except ValidationError as exc:
             fields = sorted({".".join(str(p) for p in err["loc"]) or "options" for err in exc.errors()})
+            # A runiq error raised by a validator is content-free by contract, so its advice is kept.
+            advice = [str(e) for err in exc.errors() if isinstance(e := err.get("ctx", {}).get("error"), RagError)]
             raise RagConfigurationError(
                 f"Invalid options for {self.kind.value} provider '{self.name}' in {context}: {', '.join(fields)}."
+                + "".join(f" {text}" for text in advice)
             ) from None
 
 

@@ -8,8 +8,9 @@ from contextlib import asynccontextmanager
 from pydantic import BaseModel, ConfigDict, Field
 
 from runiq.plugins.hookspecs import hookimpl
-from runiq.plugins.registry import EmptyOptions, ProviderRegistry
-from runiq.rag.embeddings.hashing import HashingEmbedder
+from runiq.plugins.registry import ProviderRegistry
+from runiq.rag.embeddings.hashing import DEFAULT_DIMENSIONS, HashingEmbedder
+from runiq.rag.lexical.options import LexicalOptions
 from runiq.rag.reranking import plugin as _reranking
 from runiq.rag.stores.memory import InMemoryVectorStore
 
@@ -19,7 +20,7 @@ __all__ = ["HashingOptions", "runiq_register_providers"]
 class HashingOptions(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    dimensions: int = Field(default=384, ge=8, le=65536)
+    dimensions: int = Field(default=DEFAULT_DIMENSIONS, ge=8, le=65536)
 
 
 @asynccontextmanager
@@ -28,12 +29,12 @@ async def _hashing(options: HashingOptions) -> AsyncIterator[HashingEmbedder]:
 
 
 @asynccontextmanager
-async def _in_memory(options: EmptyOptions) -> AsyncIterator[InMemoryVectorStore]:
-    yield InMemoryVectorStore()
+async def _in_memory(options: LexicalOptions) -> AsyncIterator[InMemoryVectorStore]:
+    yield InMemoryVectorStore(analyzer=options.analyzer())
 
 
 @hookimpl
 def runiq_register_providers(registry: ProviderRegistry) -> None:
     registry.add_embedding("hashing", _hashing, options=HashingOptions)
-    registry.add_vector_store("in-memory", _in_memory)
+    registry.add_vector_store("in-memory", _in_memory, options=LexicalOptions)
     _reranking.runiq_register_providers(registry)

@@ -127,7 +127,7 @@ def test_main_writes_the_documented_json(
     report = json.loads(out.read_text())
     assert report["collection"] == "tiny-beir"
     systems = [(r["system"], r["mode"]) for r in report["results"]]
-    assert systems == [("bm25s", "lexical"), ("bm25s", "lexical"), ("runiq", "lexical")]
+    assert systems == [("bm25s", "lexical")] * 3 + [("runiq", "lexical")]
     for row in report["results"]:
         assert {"system", "store", "mode", "ndcg@10", "mrr@10", "recall@100", "qps"} <= set(row)
     assert "nDCG@10" in capsys.readouterr().out

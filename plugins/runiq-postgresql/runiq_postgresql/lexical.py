@@ -8,9 +8,11 @@ Each chunk gets a ``tsvector`` written as a literal (never through a text-search
   (the lowest free ones): they carry the part's frequency and are searchable, but never satisfy a
   phrase, which only looks at ``B`` positions.
 
-A lexeme's number of positions is its term frequency, and ``term_count`` (every analyzer term,
-wholes and parts) is the BM25 document length, exactly as the in-memory BM25 index counts them.
-This is the ``simple`` idea (no stemming, no stop words) with identifier-aware tokens.
+A lexeme's number of positions is its term frequency, and ``term_count`` is the analyzer's BM25
+length (whole words that are not stop words; identifier parts share their word's position), exactly
+as the in-memory BM25 index counts them. This is the ``simple`` idea with identifier-aware tokens;
+stop words stay in the ``tsvector`` (so phrases and stop-word-only queries work) but queries drop
+them, and the optional stemmer rewrites plain words before they are written.
 
 PostgreSQL limits: lexemes over 2,047 bytes are skipped (they are still found by the trigram
 substring path), positions above 16,383 are clamped and a lexeme keeps at most 256 positions, so
@@ -23,6 +25,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from runiq.rag.lexical.options import DEFAULT_ANALYZER
 from runiq.rag.lexical.query import MAX_QUERY_TERMS, LexicalQuery
 from runiq.rag.lexical.tokenizer import Analyzer, primary_tokens
 
@@ -32,7 +35,6 @@ MAX_LEXEME_BYTES = 2046
 MAX_POSITION = 16383
 MAX_POSITIONS_PER_LEXEME = 256
 _MAX_TSVECTOR_BYTES = 900_000  # PostgreSQL refuses tsvectors over 1 MB
-_ANALYZER = Analyzer()
 _IDENTIFIER_MARKS = frozenset("-._:/#@+")
 
 
@@ -56,11 +58,14 @@ class ChunkTerms:
     lexemes: frozenset[str]
 
 
-def chunk_terms(content: str) -> ChunkTerms:
-    tokens = _ANALYZER.terms(content)
-    counts = Counter(tokens)
+def chunk_terms(content: str, analyzer: Analyzer = DEFAULT_ANALYZER) -> ChunkTerms:
+    analysis = analyzer.analyse(content)
+    counts = Counter(analysis.terms)
     wholes: dict[str, list[int]] = {}
+    stem = analyzer.stemmer
     for position, word in enumerate(primary_tokens(content), start=1):
+        if stem is not None and word.isalpha() and word not in analyzer.stopwords:
+            word = stem(word)
         seen = wholes.get(word)
         if seen is None:
             wholes[word] = [position]
@@ -88,7 +93,7 @@ def chunk_terms(content: str) -> ChunkTerms:
             break
         entries.append(quote_lexeme(term) + ":" + entry)
         lexemes.append(term)
-    return ChunkTerms(tsvector=" ".join(entries), term_count=len(tokens), lexemes=frozenset(lexemes))
+    return ChunkTerms(tsvector=" ".join(entries), term_count=analysis.length, lexemes=frozenset(lexemes))
 
 
 def _part_positions(taken: list[int], count: int) -> str:
@@ -116,10 +121,11 @@ class QueryTerms:
     substring: str | None  # LIKE pattern for the identifier safety net, or None
 
 
-def query_terms(query: LexicalQuery) -> QueryTerms:
-    counts = Counter(t for t in _ANALYZER.terms(query.text)[:MAX_QUERY_TERMS] if _indexable(t))
+def query_terms(query: LexicalQuery, analyzer: Analyzer = DEFAULT_ANALYZER) -> QueryTerms:
+    counts = Counter(t for t in analyzer.query_terms(query.text)[:MAX_QUERY_TERMS] if _indexable(t))
     terms = tuple(sorted(counts))
-    phrases = [tuple(w for w in phrase if _indexable(w)) for phrase in query.phrase_tokens]
+    phrases = [tuple(_phrase_word(w, analyzer) for w in phrase) for phrase in query.phrase_tokens]
+    phrases = [tuple(w for w in phrase if _indexable(w)) for phrase in phrases]
     phrases = [p for p in phrases if p]
     if phrases:
         match = " & ".join("(" + " <-> ".join(f"{quote_lexeme(w)}:B" for w in phrase) + ")" for phrase in phrases)
@@ -132,6 +138,14 @@ def query_terms(query: LexicalQuery) -> QueryTerms:
         has_phrases=bool(phrases),
         substring=None if phrases else substring_pattern(query.free_text),
     )
+
+
+def _phrase_word(word: str, analyzer: Analyzer) -> str:
+    """A phrase word as the tsvector holds it at its position (stemmed when the analyzer stems)."""
+    stem = analyzer.stemmer
+    if stem is not None and word.isalpha() and word not in analyzer.stopwords:
+        return stem(word)
+    return word
 
 
 def substring_pattern(text: str) -> str | None:

@@ -52,10 +52,12 @@ class SchemaSql:
         s = quote_ident(schema)
         return cls(
             get_index=(
-                f"SELECT index_id, embedding_model, dimension, metric, ann_index FROM {s}.indexes WHERE name = $1"
+                f"SELECT index_id, embedding_model, dimension, metric, ann_index, analyzer "
+                f"FROM {s}.indexes WHERE name = $1"
             ),
             insert_index=(
-                f"INSERT INTO {s}.indexes (name, embedding_model, dimension, metric) VALUES ($1, $2, $3, $4) "
+                f"INSERT INTO {s}.indexes (name, embedding_model, dimension, metric, analyzer) "
+                "VALUES ($1, $2, $3, $4, $5) "
                 "ON CONFLICT (name) DO NOTHING RETURNING index_id"
             ),
             upsert_document=(

@@ -17,6 +17,8 @@ import numpy.typing as npt
 
 from runiq.rag.documents import MetadataValue, RagChunk
 from runiq.rag.errors import RagValidationError, VectorDimensionMismatchError
+from runiq.rag.lexical.options import DEFAULT_ANALYZER
+from runiq.rag.lexical.tokenizer import Analyzer
 from runiq.rag.stores.base import DistanceMetric, IndexSpec, StoredDocument
 from runiq_postgresql.lexical import chunk_terms
 
@@ -93,7 +95,11 @@ def _vectors(spec: IndexSpec, chunks: Sequence[RagChunk], vectors: npt.ArrayLike
 
 
 def prepare_document(
-    spec: IndexSpec, document: StoredDocument, chunks: Sequence[RagChunk], vectors: npt.ArrayLike | None
+    spec: IndexSpec,
+    document: StoredDocument,
+    chunks: Sequence[RagChunk],
+    vectors: npt.ArrayLike | None,
+    analyzer: Analyzer = DEFAULT_ANALYZER,
 ) -> PreparedDocument:
     validate_name(document.document_id, "document id")
     if not isinstance(document.content_hash, str):
@@ -107,7 +113,7 @@ def prepare_document(
             raise RagValidationError("Chunk ids must be unique within a document.")
         seen.add(chunk_id)
         content = _text(chunk.content)
-        terms = chunk_terms(content)
+        terms = chunk_terms(content, analyzer)
         prepared.document_frequencies.update(terms.lexemes)
         prepared.total_terms += terms.term_count
         row: tuple[object, ...] = (

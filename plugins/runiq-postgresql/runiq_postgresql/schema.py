@@ -4,7 +4,7 @@ Layout (all inside the configured schema, default ``runiq``)::
 
     schema_version(version, description, applied_at)      one row per applied migration
     indexes(index_id, name, embedding_model, dimension, metric,
-            chunk_count, total_terms, ann_index, created_at, updated_at)
+            chunk_count, total_terms, ann_index, analyzer, created_at, updated_at)
     documents(index_id, document_id, content_hash, title, metadata, chunk_count, created_at, updated_at)
     term_stats(index_id, term, df)                         BM25 document frequencies, maintained per write
     ingestion_runs(index_id, operation_id, reason, state, started_at, completed_at, counts)
@@ -104,8 +104,16 @@ def _v1(s: str) -> tuple[str, ...]:
     )
 
 
+def _v2(s: str) -> tuple[str, ...]:
+    # Indexes created before v2 were analysed without stop words and with every term in the length.
+    return (f"ALTER TABLE {s}.indexes ADD COLUMN IF NOT EXISTS analyzer text NOT NULL DEFAULT 'runiq-lexical-v0'",)
+
+
 def _migrations(s: str) -> tuple[Migration, ...]:
-    return (Migration(1, "indexes, documents, term statistics, ingestion runs", _v1(s)),)
+    return (
+        Migration(1, "indexes, documents, term statistics, ingestion runs", _v1(s)),
+        Migration(2, "lexical analyzer signature per index", _v2(s)),
+    )
 
 
 MIGRATIONS = _migrations

@@ -11,6 +11,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
+from runiq.rag.lexical.options import LexicalOptions, StemmerName, StopwordSetName
+from runiq.rag.lexical.stemming import resolve_stemmer
+
 __all__ = ["DEFAULT_DATA_DIR", "DEFAULT_SCHEMA", "IDENTIFIER_PATTERN", "PostgresStoreOptions", "validate_identifier"]
 
 DEFAULT_DATA_DIR = Path(".runiq/postgres")
@@ -53,6 +56,8 @@ class PostgresStoreOptions(BaseModel):
     ann_min_rows: int = Field(default=10_000, ge=0)
     bulk_copy_threshold: int = Field(default=500, ge=1)
     maintenance_work_mem_mb: int = Field(default=256, ge=16, le=65536)
+    stopwords: StopwordSetName = "english"
+    stemmer: StemmerName = "none"
 
     @field_validator("schema_name")
     @classmethod
@@ -71,6 +76,17 @@ class PostgresStoreOptions(BaseModel):
         if self.pool_min_size > self.pool_max_size:
             raise ValueError("pool_min_size must not exceed pool_max_size")
         return self
+
+    @field_validator("stemmer")
+    @classmethod
+    def _stemmer(cls, value: StemmerName) -> StemmerName:
+        resolve_stemmer(value)  # a missing PyStemmer fails at registration, with what to install
+        return value
+
+    @property
+    def lexical(self) -> LexicalOptions:
+        """The lexical analyzer options (``stopwords``, ``stemmer``), recorded with each index."""
+        return LexicalOptions(stopwords=self.stopwords, stemmer=self.stemmer)
 
     @property
     def embedded(self) -> bool:

@@ -27,7 +27,7 @@ import numpy.typing as npt
 import structlog
 
 from runiq.rag.documents import MetadataValue, RagChunk
-from runiq.rag.errors import RagValidationError, VectorIndexNotFoundError
+from runiq.rag.errors import RagConfigurationError, RagValidationError, VectorIndexNotFoundError
 from runiq.rag.lexical.query import LexicalQuery
 from runiq.rag.stores import scoring
 from runiq.rag.stores.base import (
@@ -85,6 +85,8 @@ class PostgresVectorStore:
     def __init__(self, options: PostgresStoreOptions | None = None) -> None:
         self._options = options or PostgresStoreOptions()
         self._schema = self._options.schema_name
+        self._lexical = self._options.lexical
+        self._analyzer = self._lexical.analyzer()
         self._sql = SchemaSql.build(self._schema)
         self._pool: asyncpg.Pool | None = None
         self._embedded = False
@@ -175,12 +177,22 @@ class PostgresVectorStore:
                 row = await conn.fetchrow(self._sql.get_index, name)
                 if row is None:
                     row = await self._create_index(conn, spec)
+        if row["analyzer"] != self._lexical.signature:
+            raise RagConfigurationError(
+                f"PostgreSQL index '{name}' was built with a different lexical analyzer than this store's "
+                "stopwords/stemmer options; use the same options, or drop the index and ingest again."
+            )
         index = self._remember(name, row)
         ensure_compatible(index.spec, spec)
 
     async def _create_index(self, conn: asyncpg.Connection, spec: IndexSpec) -> asyncpg.Record:
         index_id = await conn.fetchval(
-            self._sql.insert_index, spec.name, spec.embedding_model, spec.dimensions, spec.metric.value
+            self._sql.insert_index,
+            spec.name,
+            spec.embedding_model,
+            spec.dimensions,
+            spec.metric.value,
+            self._lexical.signature,
         )
         for statement in chunk_table_ddl(self._schema, index_id, spec.dimensions):
             await conn.execute(statement)
@@ -344,7 +356,8 @@ class PostgresVectorStore:
         self, index: _Index, items: Sequence[tuple[StoredDocument, Sequence[RagChunk], npt.ArrayLike | None]]
     ) -> list[PreparedDocument]:
         def run() -> list[PreparedDocument]:
-            return [prepare_document(index.spec, doc, chunks, vectors) for doc, chunks, vectors in items]
+            analyzer = self._analyzer
+            return [prepare_document(index.spec, doc, chunks, vectors, analyzer) for doc, chunks, vectors in items]
 
         if sum(len(chunks) for _, chunks, _ in items) > _THREAD_PREPARE_CHUNKS:
             return await asyncio.to_thread(run)
@@ -505,7 +518,7 @@ class PostgresVectorStore:
         validate_top_k(top_k)
         if query.is_empty:
             return []
-        terms = query_terms(query)
+        terms = query_terms(query, self._analyzer)
         where = filter_json(filters)
         rows: list[Any] = []
         async with self.pool.acquire() as conn:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from runiq.rag import parse_lexical_query
-from runiq.rag.lexical import tokenize
+from runiq.rag.lexical import LexicalOptions, tokenize
 from runiq_postgresql.lexical import chunk_terms, query_terms, quote_lexeme, substring_pattern
 
 
@@ -31,9 +31,29 @@ def test_term_frequencies_and_length_match_the_analyzer() -> None:
     terms = chunk_terms(text)
     expected = Counter(tokenize(text))
     entries = _entries(terms.tsvector)
-    assert terms.term_count == sum(expected.values())
+    assert terms.term_count == 5  # words, not terms: identifier parts share their word's position
     assert {k.strip("'"): len(v.split(",")) for k, v in entries.items()} == dict(expected)
     assert terms.lexemes == frozenset(expected)
+
+
+def test_stop_words_are_stored_but_not_counted_and_queries_drop_them() -> None:
+    """Stop words keep their phrase positions; they add nothing to the BM25 length or a mixed query."""
+    terms = chunk_terms("the policy of the company")
+    assert _entries(terms.tsvector)["'the'"] == "1B,4B"
+    assert terms.term_count == 2
+    assert query_terms(parse_lexical_query("the policy")).terms == ("policy",)
+    assert query_terms(parse_lexical_query("the who")).terms == ("the", "who")
+
+
+def test_a_stemming_analyzer_writes_stems_at_word_positions() -> None:
+    """With ``stemmer="english"`` plain words are stored stemmed; identifiers are left alone."""
+    analyzer = LexicalOptions(stemmer="english").analyzer()
+    entries = _entries(chunk_terms("retrieving CS1503 policies", analyzer).tsvector)
+    assert entries["'retriev'"] == "1B"
+    assert entries["'cs1503'"] == "2B"
+    assert entries["'polici'"] == "3B"
+    q = query_terms(parse_lexical_query('"retrieval policies"'), analyzer)
+    assert q.match == "('retriev':B <-> 'polici':B)"
 
 
 def test_lexemes_are_quoted_for_tsvector_input() -> None:

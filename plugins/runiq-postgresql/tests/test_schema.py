@@ -66,3 +66,41 @@ async def test_a_partially_created_schema_converges(postgres_dsn: str, schema: s
         assert await schema_version(conn, schema) == LATEST_VERSION
     finally:
         await conn.close()
+
+
+async def test_an_index_from_schema_v1_is_marked_with_the_legacy_analyzer(postgres_dsn: str, schema: str) -> None:
+    """Upgrading v1 -> v2 keeps existing indexes and records that they were analysed the old way."""
+    from runiq_postgresql.schema import MIGRATIONS
+
+    conn = await asyncpg.connect(postgres_dsn)
+    try:
+        await conn.execute(f'CREATE SCHEMA "{schema}"')
+        await conn.execute(
+            f'CREATE TABLE "{schema}".schema_version (version integer PRIMARY KEY, description text NOT NULL, '
+            "applied_at timestamptz NOT NULL DEFAULT now())"
+        )
+        for statement in MIGRATIONS(f'"{schema}"')[0].statements:
+            await conn.execute(statement)
+        await conn.execute(f"INSERT INTO \"{schema}\".schema_version VALUES (1, 'v1')")
+        await conn.execute(f"INSERT INTO \"{schema}\".indexes (name, metric) VALUES ('old', 'cosine')")
+        await migrate(conn, schema, create_extensions=True)
+        assert await schema_version(conn, schema) == LATEST_VERSION
+        assert await conn.fetchval(f'SELECT analyzer FROM "{schema}".indexes') == "runiq-lexical-v0"
+    finally:
+        await conn.close()
+
+
+async def test_reopening_an_index_with_other_analyzer_options_is_refused(postgres_dsn: str, schema: str) -> None:
+    """BM25 statistics depend on the analyzer: a store with other stopwords/stemmer must not mix them in."""
+    from runiq.rag import DistanceMetric, IndexSpec, RagConfigurationError
+    from runiq_postgresql import PostgresStoreOptions, PostgresVectorStore
+
+    spec = IndexSpec(name="docs", dimensions=None, metric=DistanceMetric.COSINE, embedding_model=None)
+    async with PostgresVectorStore(PostgresStoreOptions(dsn=postgres_dsn, schema=schema)) as store:
+        await store.ensure_index(spec)
+    other = PostgresStoreOptions(dsn=postgres_dsn, schema=schema, stopwords="none")
+    async with PostgresVectorStore(other) as store:
+        with pytest.raises(RagConfigurationError, match="different lexical analyzer") as caught:
+            await store.ensure_index(spec)
+    assert "docs" in str(caught.value)
+    assert postgres_dsn not in str(caught.value)

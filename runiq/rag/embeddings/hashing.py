@@ -1,17 +1,27 @@
 """A deterministic, dependency-free embedder for tests and quick starts.
 
-It is *lexical-ish*, not semantic: each token (see :mod:`runiq.rag.lexical.tokenizer`) and each
-adjacent token pair is hashed into one of ``dimensions`` signed buckets with a sublinear term
-frequency, and the vector is L2-normalised. Texts that share words get a high cosine similarity; texts
-that mean the same thing in different words do not. Use a real model (``runiq-sentence-transformers``,
-``runiq-openai``) for semantic retrieval.
+It is *lexical-ish*, not semantic. Each text becomes a bag of features hashed into ``dimensions``
+signed buckets with a sublinear term frequency (``1 + ln tf``), then L2-normalised:
+
+* the features are the default lexical analyzer's query terms (identifier-aware tokens, English stop
+  words dropped), so identifiers such as ``POL-HR-014`` or ``filename.cs`` are features as written;
+* alphabetic words are truncated to their first four characters (truncation stemming, a standard
+  language-independent conflation). That is deliberately more aggressive than the exact-term lexical
+  index: in hybrid mode this channel matches word families (``retrieval``/``retrieving``) that BM25
+  without a stemmer misses, instead of repeating the lexical ranking with more noise.
+
+Texts that share words get a high cosine similarity; texts that mean the same thing in different words
+do not. There is no inverse document frequency (the embedder is stateless), so on natural-language
+collections it ranks below BM25. Use a real model (``runiq-sentence-transformers``, ``runiq-openai``)
+for semantic retrieval. The default 1,024 dimensions keep hash collisions rare for 1,000-character
+chunks (about 100 distinct features each) while staying under pgvector's 2,000-dimension index limit.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
-import itertools
 import math
 from collections import Counter
 from collections.abc import Sequence
@@ -21,16 +31,19 @@ import numpy as np
 
 from runiq.rag.embeddings.base import EmbeddingInputKind, FloatMatrix
 from runiq.rag.errors import RagConfigurationError
-from runiq.rag.lexical.tokenizer import tokenize
+from runiq.rag.lexical.options import DEFAULT_ANALYZER
 
-__all__ = ["HashingEmbedder", "HashingEmbedding"]
+__all__ = ["DEFAULT_DIMENSIONS", "HashingEmbedder", "HashingEmbedding", "hashing_features"]
+
+DEFAULT_DIMENSIONS = 1024
+_STEM_CHARACTERS = 4
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HashingEmbedding:
     """Typed selection of the built-in hashing embedder: ``index.use_embedding(HashingEmbedding())``."""
 
-    dimensions: int = 384
+    dimensions: int = DEFAULT_DIMENSIONS
     provider_name: str = "hashing"
 
     def __post_init__(self) -> None:
@@ -45,6 +58,15 @@ class HashingEmbedding:
         return {"dimensions": self.dimensions}
 
 
+def hashing_features(text: str) -> Counter[str]:
+    """Feature counts of one text: analyzer terms, alphabetic words truncated (see the module doc)."""
+    features: Counter[str] = Counter()
+    for term in DEFAULT_ANALYZER.query_terms(text):
+        features[term[:_STEM_CHARACTERS] if term.isalpha() else term] += 1
+    return features
+
+
+@functools.lru_cache(maxsize=262_144)
 def _bucket(feature: str, dims: int) -> tuple[int, float]:
     digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
     value = int.from_bytes(digest, "little")
@@ -54,12 +76,12 @@ def _bucket(feature: str, dims: int) -> tuple[int, float]:
 class HashingEmbedder:
     """The hashing embedding client; pure Python and numpy, deterministic across processes."""
 
-    def __init__(self, dimensions: int = 384) -> None:
+    def __init__(self, dimensions: int = DEFAULT_DIMENSIONS) -> None:
         self._dims = dimensions
 
     @property
     def model_name(self) -> str:
-        return f"runiq-hashing-v1-{self._dims}"
+        return f"runiq-hashing-v2-{self._dims}"
 
     @property
     def dimensions(self) -> int:
@@ -73,10 +95,7 @@ class HashingEmbedder:
     def embed_sync(self, texts: Sequence[str]) -> FloatMatrix:
         out = np.zeros((len(texts), self._dims), dtype=np.float32)
         for row, text in enumerate(texts):
-            tokens = tokenize(text)
-            features = Counter(tokens)
-            features.update(f"{a} {b}" for a, b in itertools.pairwise(tokens))
-            for feature, count in features.items():
+            for feature, count in hashing_features(text).items():
                 bucket, sign = _bucket(feature, self._dims)
                 out[row, bucket] += sign * (1.0 + math.log(count))
             norm = float(np.linalg.norm(out[row]))

@@ -3,15 +3,24 @@
 from __future__ import annotations
 
 from runiq.rag.lexical.bm25 import BM25Index, BM25Parameters
+from runiq.rag.lexical.options import DEFAULT_ANALYZER, LexicalOptions
 from runiq.rag.lexical.query import LexicalQuery, parse_lexical_query
-from runiq.rag.lexical.tokenizer import Analyzer, primary_tokens, tokenize
+from runiq.rag.lexical.stemming import resolve_stemmer
+from runiq.rag.lexical.stopwords import ENGLISH_STOPWORDS, resolve_stopwords
+from runiq.rag.lexical.tokenizer import Analysis, Analyzer, primary_tokens, tokenize
 
 __all__ = [
+    "DEFAULT_ANALYZER",
+    "ENGLISH_STOPWORDS",
+    "Analysis",
     "Analyzer",
     "BM25Index",
     "BM25Parameters",
+    "LexicalOptions",
     "LexicalQuery",
     "parse_lexical_query",
     "primary_tokens",
+    "resolve_stemmer",
+    "resolve_stopwords",
     "tokenize",
 ]

@@ -2,7 +2,8 @@
 
 Postings are ``term -> {row: term frequency}``, so adding or removing one chunk touches only its own
 terms; there is never a full rebuild. Scoring uses the Lucene BM25 form
-``idf * tf / (tf + k1 * (1 - b + b * dl / avgdl))`` with ``idf = ln(1 + (N - df + 0.5) / (df + 0.5))``.
+``idf * tf / (tf + k1 * (1 - b + b * dl / avgdl))`` with ``idf = ln(1 + (N - df + 0.5) / (df + 0.5))``;
+``dl`` is the analyzer's word-position length (identifier parts do not lengthen a chunk).
 """
 
 from __future__ import annotations
@@ -47,8 +48,9 @@ class BM25Index:
     def add(self, row: int, text: str) -> None:
         if row in self._lengths:
             self.remove(row)
-        terms = Counter(self._analyzer.terms(text))
-        length = sum(terms.values())
+        analysis = self._analyzer.analyse(text)
+        terms = Counter(analysis.terms)
+        length = analysis.length
         self._lengths[row] = length
         self._total_length += length
         for term, tf in terms.items():
@@ -90,7 +92,7 @@ class BM25Index:
 
     def scores(self, text: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
         """Rows with a positive score and their scores (unordered)."""
-        terms = self._analyzer.terms(text)[:MAX_QUERY_TERMS]
+        terms = self._analyzer.query_terms(text)[:MAX_QUERY_TERMS]
         n = len(self._lengths)
         if not terms or n == 0:
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64)

@@ -4,18 +4,18 @@ A word like ``POL-HR-014`` or ``IRagRetriever`` is kept whole (``pol-hr-014``, `
 also split into its parts (``pol``, ``hr``, ``014``; ``rag``, ``retriever``; one-letter parts are
 not indexed), so a query for the
 whole identifier ranks exact matches first while a query for one part still finds it. Plain words
-produce a single token. Everything is NFKC-normalised and case-folded; no language-specific stemming or
-stop words are applied unless an analyzer option asks for them.
+produce a single token. Everything is NFKC-normalised and case-folded; stop words and stemming are
+:class:`Analyzer` options.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-__all__ = ["Analyzer", "primary_tokens", "tokenize"]
+__all__ = ["Analysis", "Analyzer", "primary_tokens", "tokenize"]
 
 # A "word": word characters joined by connector punctuation that identifiers use inside themselves.
 _WORD = re.compile(r"\w+(?:[-.:/@+#'\u2019]\w+)*")
@@ -36,39 +36,81 @@ def primary_tokens(text: str) -> list[str]:
     return [match.group(0).casefold() for match in _WORD.finditer(_normalise(text))]
 
 
-def tokenize(text: str) -> list[str]:
-    """Whole words plus their identifier parts, in order of appearance."""
-    tokens: list[str] = []
+def _tokens(text: str) -> Iterator[tuple[str, bool]]:
+    """``(token, is_whole_word)`` in order: each whole word, then its identifier parts."""
     for match in _WORD.finditer(_normalise(text)):
         word = match.group(0)
         whole = word.casefold()
         parts = _parts(word)
-        tokens.append(whole)
+        yield whole, True
         if len(parts) > 1 or (parts and parts[0] != whole):
             # One-letter parts ("s" of "library's", "i" of "IRagRetriever") are noise for BM25; whole words stay.
-            tokens.extend(part for part in parts if part != whole and len(part) > 1)
-    return tokens
+            for part in parts:
+                if part != whole and len(part) > 1:
+                    yield part, False
+
+
+def tokenize(text: str) -> list[str]:
+    """Whole words plus their identifier parts, in order of appearance."""
+    return [token for token, _ in _tokens(text)]
+
+
+@dataclass(frozen=True, slots=True)
+class Analysis:
+    """Index terms of one text and its BM25 length.
+
+    The length counts word positions, not terms: identifier parts sit at their word's position (like
+    Lucene's ``discountOverlaps``), so ``POL-HR-014`` is one word long, not four, and prose with
+    hyphenated words is not penalised as longer than it is.
+    """
+
+    terms: list[str]
+    length: int
 
 
 @dataclass(frozen=True, slots=True)
 class Analyzer:
-    """Tokeniser plus optional, off-by-default filters (a stop word set, a stemmer).
+    """Tokeniser plus optional filters: a stop word set and a stemmer.
 
     Filters apply to plain alphabetic tokens only, so identifiers such as ``CS1503`` or
-    ``filename.cs`` are never stemmed or dropped.
+    ``filename.cs`` are never stemmed or dropped. Stop words stay in the index (unstemmed) but do not
+    count towards a chunk's length, and queries drop them unless the query has nothing else: ranking
+    is that of a stop-word-free index, while ``to be or not to be`` or ``The Who`` still match.
     """
 
     stopwords: frozenset[str] = frozenset()
     stemmer: Callable[[str], str] | None = None
 
     def terms(self, text: str) -> list[str]:
-        return list(self._filter(tokenize(text)))
+        """Index terms of a document text (stop words included)."""
+        return self.analyse(text).terms
 
-    def _filter(self, tokens: Iterable[str]) -> Iterable[str]:
-        for token in tokens:
+    def analyse(self, text: str) -> Analysis:
+        terms: list[str] = []
+        words = 0
+        stopwords, stemmer = self.stopwords, self.stemmer
+        for token, whole in _tokens(text):
             if token.isalpha():
-                if token in self.stopwords:
+                if token in stopwords:
+                    terms.append(token)
                     continue
-                if self.stemmer is not None:
-                    token = self.stemmer(token)
-            yield token
+                if stemmer is not None:
+                    token = stemmer(token)
+            terms.append(token)
+            words += whole
+        return Analysis(terms=terms, length=max(words, 1) if terms else 0)
+
+    def query_terms(self, text: str) -> list[str]:
+        """Query terms: stop words dropped, unless the query consists of nothing else."""
+        content: list[str] = []
+        stopped: list[str] = []
+        stopwords, stemmer = self.stopwords, self.stemmer
+        for token, _ in _tokens(text):
+            if token.isalpha():
+                if token in stopwords:
+                    stopped.append(token)
+                    continue
+                if stemmer is not None:
+                    token = stemmer(token)
+            content.append(token)
+        return content or stopped

@@ -117,8 +117,11 @@ class IndexBuilder:
         self._metric = chosen
         return self
 
-    def use_in_memory_vector_store(self, metric: DistanceMetric | str = DistanceMetric.COSINE) -> Self:
-        return self.use_vector_store("in-memory", metric=metric)
+    def use_in_memory_vector_store(
+        self, metric: DistanceMetric | str = DistanceMetric.COSINE, *, stopwords: str = "english", stemmer: str = "none"
+    ) -> Self:
+        """The built-in in-memory store; ``stopwords``/``stemmer`` configure its lexical ranking."""
+        return self.use_vector_store("in-memory", metric=metric, stopwords=stopwords, stemmer=stemmer)
 
     def use_reranker(self, selection: ProviderSelection | str, /, *, approved: bool = False, **options: Any) -> Self:
         """Select a reranker for the context policy path. A remote one (content leaves the host) needs

@@ -26,6 +26,7 @@ from runiq.rag.errors import (
     VectorIndexNotFoundError,
 )
 from runiq.rag.lexical.bm25 import BM25Index
+from runiq.rag.lexical.options import DEFAULT_ANALYZER, StemmerName, StopwordSetName
 from runiq.rag.lexical.query import LexicalQuery, contains_phrase
 from runiq.rag.lexical.tokenizer import Analyzer, primary_tokens
 from runiq.rag.stores import scoring
@@ -49,13 +50,18 @@ _INLINE_ROWS = 4096
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class InMemoryVectorStoreSelection:
-    """Typed selection: ``index.use_vector_store(InMemoryVectorStoreSelection())``."""
+    """Typed selection: ``index.use_vector_store(InMemoryVectorStoreSelection(stemmer="english"))``.
 
+    ``stopwords`` and ``stemmer`` configure lexical ranking (see :class:`~runiq.rag.lexical.LexicalOptions`).
+    """
+
+    stopwords: StopwordSetName = "english"
+    stemmer: StemmerName = "none"
     provider_name: str = "in-memory"
     display_name: str = "In-memory vector store"
 
     def provider_options(self) -> dict[str, object]:
-        return {}
+        return {"stopwords": self.stopwords, "stemmer": self.stemmer}
 
 
 @dataclass(slots=True)
@@ -96,7 +102,7 @@ class InMemoryVectorStore:
 
     def __init__(self, analyzer: Analyzer | None = None) -> None:
         self._indexes: dict[str, _Index] = {}
-        self._analyzer = analyzer or Analyzer()
+        self._analyzer = analyzer or DEFAULT_ANALYZER
 
     @property
     def store_kind(self) -> str:

@@ -60,11 +60,29 @@ def test_analyzer_filters_only_plain_words() -> None:
     """Stop words and stemming apply to alphabetic tokens; whole identifiers such as CS1503 are untouched."""
     stems = {"policies": "policy", "cs1503": "broken", "filename.cs": "broken"}
     analyzer = Analyzer(stopwords=frozenset({"the", "cs1503"}), stemmer=lambda token: stems.get(token, token))
-    terms = analyzer.terms("the policies CS1503 filename.cs")
+    terms = analyzer.query_terms("the policies CS1503 filename.cs")
     assert terms[0] == "policy"
     assert "the" not in terms and "broken" not in terms
     assert "cs1503" in terms and "filename.cs" in terms
     assert Analyzer().terms("the CS1503") == ["the", "cs1503", "cs", "1503"]
+
+
+def test_stop_words_stay_indexed_but_do_not_lengthen_a_document() -> None:
+    """A stop word is an index term (unstemmed) but not part of the BM25 length; parts never are."""
+    analyzer = Analyzer(stopwords=frozenset({"the", "of"}), stemmer=lambda token: token.rstrip("s"))
+    analysis = analyzer.analyse("the rules of POL-HR-014")
+    assert analysis.terms == ["the", "rule", "of", "pol-hr-014", "pol", "hr", "014"]
+    assert analysis.length == 2  # "rules" and "POL-HR-014": parts share their word's position
+    assert Analyzer().analyse("IRagRetriever").length == 1
+    assert Analyzer().analyse("...").length == 0
+
+
+def test_a_query_of_only_stop_words_keeps_them() -> None:
+    """``to be or not to be`` must still find something; mixed queries drop the stop words."""
+    analyzer = Analyzer(stopwords=frozenset({"to", "be", "or", "not", "the"}))
+    assert analyzer.query_terms("to be or not to be") == ["to", "be", "or", "not", "to", "be"]
+    assert analyzer.query_terms("the whole policy") == ["whole", "policy"]
+    assert analyzer.query_terms("") == []
 
 
 @given(st.text(max_size=300))

@@ -1,0 +1,54 @@
+"""Optional stemmers for the lexical analyzer (``stemmer="english"`` needs ``runiq[stemming]``).
+
+Stemming is off by default: it helps natural-language questions over prose (``retrieval`` matches
+``retrieving``) but it is language-specific. It applies to plain alphabetic tokens only, so
+identifiers keep their exact spelling. The Snowball stemmers come from PyStemmer, whose stemmer
+objects are not thread-safe, so each thread gets its own; results are memoised because a corpus
+repeats the same few thousand words.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from runiq.rag.errors import RagConfigurationError
+
+__all__ = ["STEMMERS", "resolve_stemmer"]
+
+STEMMERS = ("none", "english")
+_CACHE_SIZE = 200_000
+
+
+class _SnowballStemmer:
+    def __init__(self, language: str) -> None:
+        try:
+            import Stemmer  # PyStemmer
+        except ImportError:
+            raise RagConfigurationError(
+                f"The '{language}' stemmer needs PyStemmer: pip install 'runiq[stemming]'."
+            ) from None
+        self._module: Any = Stemmer
+        self._language = language
+        self._local = threading.local()
+        self.stem: Callable[[str], str] = functools.lru_cache(maxsize=_CACHE_SIZE)(self._stem)
+
+    def _stem(self, word: str) -> str:
+        stemmer = getattr(self._local, "stemmer", None)
+        if stemmer is None:
+            stemmer = self._local.stemmer = self._module.Stemmer(self._language)
+        result: str = stemmer.stemWord(word)
+        return result
+
+
+@functools.cache
+def resolve_stemmer(name: str) -> Callable[[str], str] | None:
+    """``"none"`` -> no stemming; ``"english"`` -> a memoised Snowball English stemmer."""
+    key = name.casefold()
+    if key == "none":
+        return None
+    if key == "english":
+        return _SnowballStemmer("english").stem
+    raise RagConfigurationError(f"Unknown stemmer; expected one of: {', '.join(STEMMERS)}.")
