@@ -40,10 +40,12 @@ _STAGING_DDL = (
 
 def merge_sql(index_sql: IndexSql, with_vectors: bool) -> str:
     vector = ", embedding" if with_vectors else ""
+    # Rows move out of the staging table, so one transaction can merge several slices.
     return (
+        f"WITH staged AS (DELETE FROM {STAGING_TABLE} RETURNING *) "
         f"INSERT INTO {index_sql.table} ({', '.join(_COLUMNS)}{vector}) "
         "SELECT document_id, chunk_id, ordinal, content, start_offset, end_offset, metadata::jsonb, term_count, "
-        f"lexemes::tsvector{vector} FROM {STAGING_TABLE}"
+        f"lexemes::tsvector{vector} FROM staged"
     )
 
 

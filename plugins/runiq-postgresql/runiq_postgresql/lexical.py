@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from runiq.rag.lexical.options import DEFAULT_ANALYZER
 from runiq.rag.lexical.query import MAX_QUERY_TERMS, LexicalQuery
-from runiq.rag.lexical.tokenizer import Analyzer, primary_tokens
+from runiq.rag.lexical.tokenizer import Analyzer
 
 __all__ = ["ChunkTerms", "QueryTerms", "chunk_terms", "query_terms", "substring_pattern"]
 
@@ -59,18 +59,9 @@ class ChunkTerms:
 
 
 def chunk_terms(content: str, analyzer: Analyzer = DEFAULT_ANALYZER) -> ChunkTerms:
-    analysis = analyzer.analyse(content)
-    counts = Counter(analysis.terms)
-    wholes: dict[str, list[int]] = {}
-    stem = analyzer.stemmer
-    for position, word in enumerate(primary_tokens(content), start=1):
-        if stem is not None and word.isalpha() and word not in analyzer.stopwords:
-            word = stem(word)
-        seen = wholes.get(word)
-        if seen is None:
-            wholes[word] = [position]
-        else:
-            seen.append(position)
+    indexed = analyzer.indexed(content)
+    counts = indexed.counts
+    wholes = indexed.positions
     entries: list[str] = []
     lexemes: list[str] = []
     size = 0
@@ -93,7 +84,7 @@ def chunk_terms(content: str, analyzer: Analyzer = DEFAULT_ANALYZER) -> ChunkTer
             break
         entries.append(quote_lexeme(term) + ":" + entry)
         lexemes.append(term)
-    return ChunkTerms(tsvector=" ".join(entries), term_count=analysis.length, lexemes=frozenset(lexemes))
+    return ChunkTerms(tsvector=" ".join(entries), term_count=indexed.length, lexemes=frozenset(lexemes))
 
 
 def _part_positions(taken: list[int], count: int) -> str:

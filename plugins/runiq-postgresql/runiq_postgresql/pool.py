@@ -66,6 +66,21 @@ def _for_loop() -> _LoopPools:
     return entry
 
 
+SESSION_EF_SEARCH = 40
+
+
+async def _reset(conn: asyncpg.Connection) -> None:
+    """Returning a connection to the pool costs no round trip unless a transaction is left open.
+
+    asyncpg's default reset sends ``pg_advisory_unlock_all(); CLOSE ALL; UNLISTEN *; RESET ALL`` on
+    every release, a full round trip per query. The store keeps no session state: settings are
+    ``SET LOCAL``, there are no cursors or listeners, and the one session-level advisory lock (the
+    ingestion lease) is unlocked explicitly, its connection terminated if the unlock cannot finish.
+    """
+    if conn.is_in_transaction():
+        await conn.execute("ROLLBACK")
+
+
 async def acquire_pool(dsn: str, extensions: ExtensionSchemas, settings: PoolSettings) -> asyncpg.Pool:
     entry = _for_loop()
     async with entry.lock:
@@ -85,7 +100,13 @@ async def acquire_pool(dsn: str, extensions: ExtensionSchemas, settings: PoolSet
                 timeout=settings.connect_timeout,
                 command_timeout=settings.command_timeout,
                 init=init,
-                server_settings={"search_path": extensions.search_path, "application_name": "runiq"},
+                reset=_reset,
+                server_settings={
+                    "search_path": extensions.search_path,
+                    "application_name": "runiq",
+                    # pgvector's own default, pinned so a query that wants exactly it needs no SET LOCAL.
+                    "hnsw.ef_search": str(SESSION_EF_SEARCH),
+                },
             )
             shared = _Shared(pool=pool, users=0)
             entry.pools[dsn] = shared

@@ -17,7 +17,7 @@ import json
 from collections import Counter
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from types import TracebackType
 from typing import Any, Self
@@ -42,7 +42,7 @@ from runiq_postgresql import bulk
 from runiq_postgresql.embedded import acquire_embedded_server, release_embedded_server
 from runiq_postgresql.errors import STORE_KIND, guarded, mapped
 from runiq_postgresql.lexical import query_terms
-from runiq_postgresql.pool import PoolSettings, acquire_pool, release_pool
+from runiq_postgresql.pool import SESSION_EF_SEARCH, PoolSettings, acquire_pool, release_pool
 from runiq_postgresql.queries import IndexSql, SchemaSql
 from runiq_postgresql.rows import PreparedDocument, filter_json, prepare_document, query_vector, validate_name
 from runiq_postgresql.schema import (
@@ -61,7 +61,49 @@ __all__ = ["PostgresVectorStore"]
 log = structlog.get_logger(__name__)
 
 _MAX_EF_SEARCH = 1000
+_METRIC_NAMES = {metric: scoring.metric_name(metric) for metric in DistanceMetric}
+_Item = tuple[StoredDocument, Sequence[RagChunk], npt.ArrayLike | None]
 _THREAD_PREPARE_CHUNKS = 32  # tokenising more chunks than this runs in a worker thread
+_PIPELINE_SLICE_CHUNKS = 2000  # a bulk replace is tokenised and merged in slices of this many chunks
+
+
+@dataclass(slots=True)
+class _StatsDelta:
+    """Net change of the BM25 statistics (document frequencies, chunk count, total length) of one write."""
+
+    frequencies: Counter[str] = field(default_factory=Counter)
+    chunks: int = 0
+    terms: int = 0
+
+    @classmethod
+    def of(cls, old: asyncpg.Record | None, new: Sequence[PreparedDocument]) -> _StatsDelta:
+        stats = cls()
+        stats.add(old, new)
+        return stats
+
+    def add(self, old: asyncpg.Record | None, new: Sequence[PreparedDocument]) -> None:
+        for doc in new:
+            self.frequencies.update(doc.document_frequencies)
+            self.chunks += len(doc.rows)
+            self.terms += doc.total_terms
+        if old is not None:
+            self.frequencies.subtract(dict(zip(old["lexemes"], old["counts"], strict=True)))
+            self.chunks -= old["chunks"]
+            self.terms -= old["terms"]
+
+
+def _slices(items: Sequence[_Item], chunk_limit: int) -> list[Sequence[_Item]]:
+    """Consecutive runs of whole documents holding about ``chunk_limit`` chunks each."""
+    out: list[Sequence[_Item]] = []
+    start = size = 0
+    for i, item in enumerate(items):
+        size += len(item[1])
+        if size >= chunk_limit:
+            out.append(items[start : i + 1])
+            start, size = i + 1, 0
+    if start < len(items):
+        out.append(items[start:])
+    return out
 
 
 class StoreState(StrEnum):
@@ -250,7 +292,11 @@ class PostgresVectorStore:
                 yield acquired
             finally:
                 if acquired:
-                    await guarded(conn.fetchval("SELECT pg_advisory_unlock(hashtextextended($1, 0))", key))
+                    try:
+                        await guarded(conn.fetchval("SELECT pg_advisory_unlock(hashtextextended($1, 0))", key))
+                    except BaseException:
+                        conn.terminate()  # never return a connection that may still hold the lock
+                        raise
 
     @mapped
     async def drop_index(self, index_name: str) -> None:
@@ -292,7 +338,7 @@ class PostgresVectorStore:
             old = await conn.fetchrow(index.sql.delete_chunks, [doc.document.document_id])
             if doc.rows:
                 await conn.executemany(index.sql.insert_chunk, doc.rows)
-            total = await self._apply_stats(conn, index, old, prepared)
+            total = await self._apply_stats(conn, index, _StatsDelta.of(old, prepared))
         if not index.loading:
             await self._maybe_build_ann(index, total)
 
@@ -314,8 +360,30 @@ class PostgresVectorStore:
         ids = [item[0].document_id for item in items]
         if len(set(ids)) != len(ids):
             raise RagValidationError("Each document may appear only once in a bulk replace.")
-        prepared = await self._prepare(index, items)
-        await self._write_bulk(index, prepared)
+        slices = _slices(items, _PIPELINE_SLICE_CHUNKS)
+        async with self.pool.acquire() as conn, conn.transaction():
+            stats = _StatsDelta()
+            pending: asyncio.Future[list[PreparedDocument]] | None = asyncio.ensure_future(
+                self._prepare(index, slices[0])
+            )
+            try:
+                for k in range(len(slices)):
+                    assert pending is not None
+                    prepared = await pending
+                    # Tokenise the next slice in a worker thread while the server merges this one.
+                    pending = (
+                        asyncio.ensure_future(self._prepare(index, slices[k + 1])) if k + 1 < len(slices) else None
+                    )
+                    old = await bulk.write(conn, self._sql, index.sql, index.index_id, index.spec, prepared)
+                    stats.add(old, prepared)
+            finally:
+                if pending is not None and not pending.done():
+                    pending.cancel()
+                    await asyncio.gather(pending, return_exceptions=True)
+            total = await self._apply_stats(conn, index, stats)
+        if not index.loading:
+            await self._maybe_analyze(index, total)
+            await self._maybe_build_ann(index, total)
 
     @asynccontextmanager
     async def bulk_load(self, index_name: str) -> AsyncIterator[None]:
@@ -366,7 +434,7 @@ class PostgresVectorStore:
     async def _write_bulk(self, index: _Index, prepared: list[PreparedDocument]) -> None:
         async with self.pool.acquire() as conn, conn.transaction():
             old = await bulk.write(conn, self._sql, index.sql, index.index_id, index.spec, prepared)
-            total = await self._apply_stats(conn, index, old, prepared)
+            total = await self._apply_stats(conn, index, _StatsDelta.of(old, prepared))
         if index.loading:
             return  # bulk_load() analyses and builds the ANN index once, at the end
         await self._maybe_analyze(index, total)
@@ -381,21 +449,11 @@ class PostgresVectorStore:
             await conn.execute(f"ANALYZE {index.sql.table}")
             await conn.execute(f"ANALYZE {quote_ident(self._schema)}.term_stats")
 
-    async def _apply_stats(
-        self, conn: asyncpg.Connection, index: _Index, old: asyncpg.Record | None, new: Sequence[PreparedDocument]
-    ) -> int:
-        delta: Counter[str] = Counter()
-        for doc in new:
-            delta.update(doc.document_frequencies)
-        chunks = sum(len(doc.rows) for doc in new)
-        terms = sum(doc.total_terms for doc in new)
-        if old is not None:
-            delta.subtract(dict(zip(old["lexemes"], old["counts"], strict=True)))
-            chunks -= old["chunks"]
-            terms -= old["terms"]
+    async def _apply_stats(self, conn: asyncpg.Connection, index: _Index, stats: _StatsDelta) -> int:
+        delta = stats.frequencies
         changed = sorted(term for term, d in delta.items() if d)
         total = await conn.fetchval(
-            self._sql.update_stats, index.index_id, changed, [delta[t] for t in changed], chunks, terms
+            self._sql.update_stats, index.index_id, changed, [delta[t] for t in changed], stats.chunks, stats.terms
         )
         return int(total or 0)
 
@@ -409,7 +467,7 @@ class PostgresVectorStore:
             await conn.fetch(self._sql.lock_documents, index.index_id, ids)
             old = await conn.fetchrow(index.sql.delete_chunks, ids)
             deleted = await conn.fetch(self._sql.delete_documents, index.index_id, ids)
-            await self._apply_stats(conn, index, old, [])
+            await self._apply_stats(conn, index, _StatsDelta.of(old, []))
         return len(deleted)
 
     # -- approximate index -------------------------------------------------------------------
@@ -488,17 +546,20 @@ class PostgresVectorStore:
         ef = min(_MAX_EF_SEARCH, max(self._options.hnsw_ef_search, 4 * top_k))
         candidates = min(ef, 2 * top_k + 10)
         async with self.pool.acquire() as conn:
-            if index.ann and sql.search_ann is not None and 2 * top_k + 10 <= _MAX_EF_SEARCH:
-                async with conn.transaction():
-                    settings = f"SET LOCAL hnsw.ef_search = {int(ef)}"
-                    if where is not None:
-                        # Filtered HNSW scans keep walking the graph until enough rows pass the filter.
-                        settings += "; SET LOCAL hnsw.iterative_scan = relaxed_order"
-                    await conn.execute(settings)
-                    if where is None:
-                        rows = await conn.fetch(sql.search_ann, encoded, top_k, candidates)
-                    else:
-                        rows = await conn.fetch(sql.search_ann_filtered, encoded, top_k, candidates, where)
+            if index.ann and sql.search_ann is not None and where is None and ef == SESSION_EF_SEARCH:
+                rows = await conn.fetch(sql.search_ann, encoded, top_k, candidates)  # the session's ef_search
+            elif index.ann and sql.search_ann is not None and 2 * top_k + 10 <= _MAX_EF_SEARCH:
+                # BEGIN and the transaction-local settings travel in one simple-query round trip.
+                settings = f"BEGIN; SET LOCAL hnsw.ef_search = {int(ef)}"
+                if where is not None:
+                    # Filtered HNSW scans keep walking the graph until enough rows pass the filter.
+                    settings += "; SET LOCAL hnsw.iterative_scan = relaxed_order"
+                await conn.execute(settings)
+                if where is None:
+                    rows = await conn.fetch(sql.search_ann, encoded, top_k, candidates)
+                else:
+                    rows = await conn.fetch(sql.search_ann_filtered, encoded, top_k, candidates, where)
+                await conn.execute("COMMIT")  # on an error the pool's reset rolls back instead
             elif where is None:
                 rows = await conn.fetch(sql.search_exact, encoded, top_k)
             else:
@@ -543,6 +604,10 @@ class PostgresVectorStore:
         return [row for row in extra if (row["document_id"], row["chunk_id"]) not in seen]
 
 
+def _metadata(text: str) -> dict[str, Any]:
+    return {} if text == "{}" else json.loads(text)  # most chunks carry no metadata
+
+
 def _vector_hit(metric: DistanceMetric, row: Any) -> StoreHit:
     distance = float(row["distance"])
     # Inner-product operators return the negated product; Euclidean returns the distance itself.
@@ -551,10 +616,10 @@ def _vector_hit(metric: DistanceMetric, row: Any) -> StoreHit:
         document_id=row["document_id"],
         chunk_id=row["chunk_id"],
         content=row["content"],
-        metadata=json.loads(row["metadata"]),
+        metadata=_metadata(row["metadata"]),
         raw_score=raw,
-        metric=scoring.metric_name(metric),
-        higher_is_better=scoring.higher_is_better(metric),
+        metric=_METRIC_NAMES[metric],
+        higher_is_better=metric is not DistanceMetric.EUCLIDEAN,
         relevance=scoring.relevance(metric, raw),
     )
 
@@ -564,7 +629,7 @@ def _lexical_hit(row: Any) -> StoreHit:
         document_id=row["document_id"],
         chunk_id=row["chunk_id"],
         content=row["content"],
-        metadata=json.loads(row["metadata"]),
+        metadata=_metadata(row["metadata"]),
         raw_score=float(row["score"]),
         metric=scoring.LEXICAL_BM25,
         higher_is_better=True,

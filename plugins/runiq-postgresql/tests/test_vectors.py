@@ -8,7 +8,14 @@ import asyncpg
 import numpy as np
 import pytest
 
-from runiq.rag import DistanceMetric, IndexSpec, RagValidationError, StoredDocument, parse_lexical_query
+from runiq.rag import (
+    DistanceMetric,
+    IndexSpec,
+    RagValidationError,
+    StoredDocument,
+    VectorDimensionMismatchError,
+    parse_lexical_query,
+)
 from runiq.rag.documents import RagChunk
 from runiq.rag.testing import make_chunks
 from runiq_postgresql import PostgresStoreOptions, PostgresVectorStore
@@ -180,3 +187,33 @@ async def test_bulk_load_rebuilds_indexes_and_builds_hnsw_at_the_end(
         assert await store.count("load") == 300
         hits = await store.lexical_search("load", parse_lexical_query('"group3"'), top_k=50)
         assert len(hits) == 30
+
+
+async def test_a_bulk_replace_of_several_slices_is_one_atomic_write(
+    options: PostgresStoreOptions, postgres_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Slices are tokenised and merged in turn inside one transaction: all land, or none when one fails."""
+    from runiq_postgresql import store as store_module
+
+    monkeypatch.setattr(store_module, "_PIPELINE_SLICE_CHUNKS", 40)
+    vectors = _clustered(150, 4)
+    async with PostgresVectorStore(options) as store:
+        await store.ensure_index(IndexSpec(name="s", dimensions=4))
+        await store.replace_documents("s", _items(vectors))
+        assert await store.count("s") == 150
+        broken = _items(vectors, prefix="x")
+        broken[-1] = (broken[-1][0], broken[-1][1], np.ones((1, 5), dtype=np.float32))  # wrong dimension, last slice
+        with pytest.raises(VectorDimensionMismatchError):
+            await store.replace_documents("s", broken)
+        assert await store.count("s") == 150
+        index = await store._require("s")
+    conn = await asyncpg.connect(postgres_dsn)
+    try:
+        s = f'"{options.schema_name}"'
+        totals = await conn.fetchrow(f"SELECT chunk_count, total_terms FROM {s}.indexes WHERE index_id = $1", 1)
+        actual = await conn.fetchrow(f"SELECT count(*) AS n, sum(term_count) AS t FROM {index.sql.table}")
+        docs = await conn.fetchval(f"SELECT count(*) FROM {s}.documents")
+    finally:
+        await conn.close()
+    assert (totals["chunk_count"], totals["total_terms"]) == (actual["n"], actual["t"])
+    assert docs == 150

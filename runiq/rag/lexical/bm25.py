@@ -48,9 +48,9 @@ class BM25Index:
     def add(self, row: int, text: str) -> None:
         if row in self._lengths:
             self.remove(row)
-        analysis = self._analyzer.analyse(text)
-        terms = Counter(analysis.terms)
-        length = analysis.length
+        indexed = self._analyzer.indexed(text)
+        terms = indexed.counts
+        length = indexed.length
         self._lengths[row] = length
         self._total_length += length
         for term, tf in terms.items():

@@ -15,7 +15,7 @@ import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-__all__ = ["Analysis", "Analyzer", "primary_tokens", "tokenize"]
+__all__ = ["Analysis", "Analyzer", "IndexedText", "primary_tokens", "tokenize"]
 
 # A "word": word characters joined by connector punctuation that identifiers use inside themselves.
 _WORD = re.compile(r"\w+(?:[-.:/@+#'\u2019]\w+)*")
@@ -24,7 +24,7 @@ _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_]+")
 
 
 def _normalise(text: str) -> str:
-    return unicodedata.normalize("NFKC", text)
+    return text if unicodedata.is_normalized("NFKC", text) else unicodedata.normalize("NFKC", text)
 
 
 def _parts(word: str) -> list[str]:
@@ -41,8 +41,10 @@ def _tokens(text: str) -> Iterator[tuple[str, bool]]:
     for match in _WORD.finditer(_normalise(text)):
         word = match.group(0)
         whole = word.casefold()
-        parts = _parts(word)
         yield whole, True
+        if word.isdigit() or (word.isalpha() and (word[1:].islower() or word.isupper() or not word[1:])):
+            continue  # a plain word ("policy", "Policy", "HTML") or number has no parts
+        parts = _parts(word)
         if len(parts) > 1 or (parts and parts[0] != whole):
             # One-letter parts ("s" of "library's", "i" of "IRagRetriever") are noise for BM25; whole words stay.
             for part in parts:
@@ -65,6 +67,15 @@ class Analysis:
     """
 
     terms: list[str]
+    length: int
+
+
+@dataclass(frozen=True, slots=True)
+class IndexedText:
+    """What a store writes for one chunk: see :meth:`Analyzer.indexed`."""
+
+    counts: dict[str, int]
+    positions: dict[str, list[int]]
     length: int
 
 
@@ -99,6 +110,31 @@ class Analyzer:
             terms.append(token)
             words += whole
         return Analysis(terms=terms, length=max(words, 1) if terms else 0)
+
+    def indexed(self, text: str) -> IndexedText:
+        """Term frequencies, whole-word positions (1-based, every word counts) and the BM25 length."""
+        counts: dict[str, int] = {}
+        positions: dict[str, list[int]] = {}
+        words = position = 0
+        stopwords, stemmer = self.stopwords, self.stemmer
+        for token, whole in _tokens(text):
+            counted = True
+            if whole:
+                position += 1
+            if token.isalpha():
+                if token in stopwords:
+                    counted = False
+                elif stemmer is not None:
+                    token = stemmer(token)
+            counts[token] = counts.get(token, 0) + 1
+            if whole:
+                words += counted
+                seen = positions.get(token)
+                if seen is None:
+                    positions[token] = [position]
+                else:
+                    seen.append(position)
+        return IndexedText(counts=counts, positions=positions, length=max(words, 1) if counts else 0)
 
     def query_terms(self, text: str) -> list[str]:
         """Query terms: stop words dropped, unless the query consists of nothing else."""
