@@ -91,3 +91,16 @@ def test_tokenize_never_fails_and_contains_every_primary_token(text: str) -> Non
     tokens = tokenize(text)
     assert all(token == token.casefold() and token for token in tokens)
     assert set(primary_tokens(text)) <= set(tokens)
+
+
+@given(st.text(max_size=300))
+def test_indexed_counts_agree_with_the_analysed_terms(text: str) -> None:
+    """The single-pass index view (used by both stores) equals the term list and length of ``analyse``."""
+    from collections import Counter
+
+    analyzer = Analyzer(stopwords=frozenset({"the", "of", "a"}), stemmer=lambda token: token.rstrip("s") or token)
+    indexed, analysis = analyzer.indexed(text), analyzer.analyse(text)
+    assert indexed.counts == dict(Counter(analysis.terms))
+    assert indexed.length == analysis.length
+    positions = sorted(p for ps in indexed.positions.values() for p in ps)
+    assert positions == list(range(1, len(primary_tokens(text)) + 1))
