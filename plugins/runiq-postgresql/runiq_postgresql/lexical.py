@@ -115,7 +115,7 @@ class QueryTerms:
 def query_terms(query: LexicalQuery, analyzer: Analyzer = DEFAULT_ANALYZER) -> QueryTerms:
     counts = Counter(t for t in analyzer.query_terms(query.text)[:MAX_QUERY_TERMS] if _indexable(t))
     terms = tuple(sorted(counts))
-    phrases = [tuple(_phrase_word(w, analyzer) for w in phrase) for phrase in query.phrase_tokens]
+    phrases = [tuple(analyzer.term(w) for w in phrase) for phrase in query.phrase_tokens]
     phrases = [tuple(w for w in phrase if _indexable(w)) for phrase in phrases]
     phrases = [p for p in phrases if p]
     if phrases:
@@ -129,14 +129,6 @@ def query_terms(query: LexicalQuery, analyzer: Analyzer = DEFAULT_ANALYZER) -> Q
         has_phrases=bool(phrases),
         substring=None if phrases else substring_pattern(query.free_text),
     )
-
-
-def _phrase_word(word: str, analyzer: Analyzer) -> str:
-    """A phrase word as the tsvector holds it at its position (stemmed when the analyzer stems)."""
-    stem = analyzer.stemmer
-    if stem is not None and word.isalpha() and word not in analyzer.stopwords:
-        return stem(word)
-    return word
 
 
 def substring_pattern(text: str) -> str | None:

@@ -320,10 +320,10 @@ class PostgresVectorStore:
         vectors: npt.ArrayLike | None,
     ) -> None:
         index = await self._require(index_name)
-        prepared = await self._prepare(index, [(document, chunks, vectors)])
         if len(chunks) >= self._options.bulk_copy_threshold:
-            await self._write_bulk(index, prepared)
+            await self._write_bulk(index, [(document, chunks, vectors)])
             return
+        prepared = await self._prepare(index, [(document, chunks, vectors)])
         doc = prepared[0]
         async with self.pool.acquire() as conn, conn.transaction():
             await conn.execute(
@@ -360,30 +360,7 @@ class PostgresVectorStore:
         ids = [item[0].document_id for item in items]
         if len(set(ids)) != len(ids):
             raise RagValidationError("Each document may appear only once in a bulk replace.")
-        slices = _slices(items, _PIPELINE_SLICE_CHUNKS)
-        async with self.pool.acquire() as conn, conn.transaction():
-            stats = _StatsDelta()
-            pending: asyncio.Future[list[PreparedDocument]] | None = asyncio.ensure_future(
-                self._prepare(index, slices[0])
-            )
-            try:
-                for k in range(len(slices)):
-                    assert pending is not None
-                    prepared = await pending
-                    # Tokenise the next slice in a worker thread while the server merges this one.
-                    pending = (
-                        asyncio.ensure_future(self._prepare(index, slices[k + 1])) if k + 1 < len(slices) else None
-                    )
-                    old = await bulk.write(conn, self._sql, index.sql, index.index_id, index.spec, prepared)
-                    stats.add(old, prepared)
-            finally:
-                if pending is not None and not pending.done():
-                    pending.cancel()
-                    await asyncio.gather(pending, return_exceptions=True)
-            total = await self._apply_stats(conn, index, stats)
-        if not index.loading:
-            await self._maybe_analyze(index, total)
-            await self._maybe_build_ann(index, total)
+        await self._write_bulk(index, items)
 
     @asynccontextmanager
     async def bulk_load(self, index_name: str) -> AsyncIterator[None]:
@@ -431,10 +408,29 @@ class PostgresVectorStore:
             return await asyncio.to_thread(run)
         return run()
 
-    async def _write_bulk(self, index: _Index, prepared: list[PreparedDocument]) -> None:
+    async def _write_bulk(self, index: _Index, items: Sequence[_Item]) -> None:
+        """COPY + merge in slices inside one transaction; the next slice is tokenised while this one merges."""
+        slices = _slices(items, _PIPELINE_SLICE_CHUNKS)
         async with self.pool.acquire() as conn, conn.transaction():
-            old = await bulk.write(conn, self._sql, index.sql, index.index_id, index.spec, prepared)
-            total = await self._apply_stats(conn, index, _StatsDelta.of(old, prepared))
+            stats = _StatsDelta()
+            pending: asyncio.Future[list[PreparedDocument]] | None = asyncio.ensure_future(
+                self._prepare(index, slices[0])
+            )
+            try:
+                for k in range(len(slices)):
+                    assert pending is not None
+                    prepared = await pending
+                    # Tokenise the next slice in a worker thread while the server merges this one.
+                    pending = (
+                        asyncio.ensure_future(self._prepare(index, slices[k + 1])) if k + 1 < len(slices) else None
+                    )
+                    old = await bulk.write(conn, self._sql, index.sql, index.index_id, index.spec, prepared)
+                    stats.add(old, prepared)
+            finally:
+                if pending is not None and not pending.done():
+                    pending.cancel()
+                    await asyncio.gather(pending, return_exceptions=True)
+            total = await self._apply_stats(conn, index, stats)
         if index.loading:
             return  # bulk_load() analyses and builds the ANN index once, at the end
         await self._maybe_analyze(index, total)

@@ -92,6 +92,24 @@ class Analyzer:
     stopwords: frozenset[str] = frozenset()
     stemmer: Callable[[str], str] | None = None
 
+    def term(self, token: str) -> str:
+        """One tokenised word as the index stores it: stemmed when it is a plain, non-stop word."""
+        if self.stemmer is not None and token.isalpha() and token not in self.stopwords:
+            return self.stemmer(token)
+        return token
+
+    def _filtered(self, text: str) -> Iterator[tuple[str, bool, bool]]:
+        """``(term, is_whole_word, is_stop_word)``; stop words are kept, unstemmed, for callers to decide."""
+        stopwords, stemmer = self.stopwords, self.stemmer
+        for token, whole in _tokens(text):
+            if token.isalpha():
+                if token in stopwords:
+                    yield token, whole, True
+                    continue
+                if stemmer is not None:
+                    token = stemmer(token)
+            yield token, whole, False
+
     def terms(self, text: str) -> list[str]:
         """Index terms of a document text (stop words included)."""
         return self.analyse(text).terms
@@ -99,16 +117,9 @@ class Analyzer:
     def analyse(self, text: str) -> Analysis:
         terms: list[str] = []
         words = 0
-        stopwords, stemmer = self.stopwords, self.stemmer
-        for token, whole in _tokens(text):
-            if token.isalpha():
-                if token in stopwords:
-                    terms.append(token)
-                    continue
-                if stemmer is not None:
-                    token = stemmer(token)
-            terms.append(token)
-            words += whole
+        for term, whole, stop in self._filtered(text):
+            terms.append(term)
+            words += whole and not stop
         return Analysis(terms=terms, length=max(words, 1) if terms else 0)
 
     def indexed(self, text: str) -> IndexedText:
@@ -116,37 +127,18 @@ class Analyzer:
         counts: dict[str, int] = {}
         positions: dict[str, list[int]] = {}
         words = position = 0
-        stopwords, stemmer = self.stopwords, self.stemmer
-        for token, whole in _tokens(text):
-            counted = True
+        for term, whole, stop in self._filtered(text):
+            counts[term] = counts.get(term, 0) + 1
             if whole:
                 position += 1
-            if token.isalpha():
-                if token in stopwords:
-                    counted = False
-                elif stemmer is not None:
-                    token = stemmer(token)
-            counts[token] = counts.get(token, 0) + 1
-            if whole:
-                words += counted
-                seen = positions.get(token)
-                if seen is None:
-                    positions[token] = [position]
-                else:
-                    seen.append(position)
+                words += not stop
+                positions.setdefault(term, []).append(position)
         return IndexedText(counts=counts, positions=positions, length=max(words, 1) if counts else 0)
 
     def query_terms(self, text: str) -> list[str]:
         """Query terms: stop words dropped, unless the query consists of nothing else."""
         content: list[str] = []
         stopped: list[str] = []
-        stopwords, stemmer = self.stopwords, self.stemmer
-        for token, _ in _tokens(text):
-            if token.isalpha():
-                if token in stopwords:
-                    stopped.append(token)
-                    continue
-                if stemmer is not None:
-                    token = stemmer(token)
-            content.append(token)
+        for term, _, stop in self._filtered(text):
+            (stopped if stop else content).append(term)
         return content or stopped
