@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 __all__ = ["Analysis", "Analyzer", "IndexedText", "primary_tokens", "tokenize"]
 
@@ -36,20 +36,23 @@ def primary_tokens(text: str) -> list[str]:
     return [match.group(0).casefold() for match in _WORD.finditer(_normalise(text))]
 
 
+def _word_tokens(word: str) -> list[tuple[str, bool]]:
+    """``(token, is_whole_word)`` for one matched word: the word itself, then its identifier parts."""
+    whole = word.casefold()
+    tokens = [(whole, True)]
+    if word.isdigit() or (word.isalpha() and (word[1:].islower() or word.isupper() or not word[1:])):
+        return tokens  # a plain word ("policy", "Policy", "HTML") or number has no parts
+    parts = _parts(word)
+    if len(parts) > 1 or (parts and parts[0] != whole):
+        # One-letter parts ("s" of "library's", "i" of "IRagRetriever") are noise for BM25; whole words stay.
+        tokens.extend((part, False) for part in parts if part != whole and len(part) > 1)
+    return tokens
+
+
 def _tokens(text: str) -> Iterator[tuple[str, bool]]:
     """``(token, is_whole_word)`` in order: each whole word, then its identifier parts."""
-    for match in _WORD.finditer(_normalise(text)):
-        word = match.group(0)
-        whole = word.casefold()
-        yield whole, True
-        if word.isdigit() or (word.isalpha() and (word[1:].islower() or word.isupper() or not word[1:])):
-            continue  # a plain word ("policy", "Policy", "HTML") or number has no parts
-        parts = _parts(word)
-        if len(parts) > 1 or (parts and parts[0] != whole):
-            # One-letter parts ("s" of "library's", "i" of "IRagRetriever") are noise for BM25; whole words stay.
-            for part in parts:
-                if part != whole and len(part) > 1:
-                    yield part, False
+    for word in _WORD.findall(_normalise(text)):
+        yield from _word_tokens(word)
 
 
 def tokenize(text: str) -> list[str]:
@@ -79,6 +82,10 @@ class IndexedText:
     length: int
 
 
+_Entry = tuple[tuple[str, bool, bool], ...]  # (term, is_whole_word, is_stop_word) for one word
+_WORD_CACHE_SIZE = 1 << 17
+
+
 @dataclass(frozen=True, slots=True)
 class Analyzer:
     """Tokeniser plus optional filters: a stop word set and a stemmer.
@@ -87,10 +94,15 @@ class Analyzer:
     ``filename.cs`` are never stemmed or dropped. Stop words stay in the index (unstemmed) but do not
     count towards a chunk's length, and queries drop them unless the query has nothing else: ranking
     is that of a stop-word-free index, while ``to be or not to be`` or ``The Who`` still match.
+
+    Word frequencies follow Zipf's law, so each distinct word is analysed once and its terms are
+    remembered (a bounded cache, emptied when full): bulk ingestion spends its time on dictionary
+    look-ups, not on case folding, identifier splitting and stemming.
     """
 
     stopwords: frozenset[str] = frozenset()
     stemmer: Callable[[str], str] | None = None
+    _cache: dict[str, _Entry] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     def term(self, token: str) -> str:
         """One tokenised word as the index stores it: stemmed when it is a plain, non-stop word."""
@@ -98,17 +110,23 @@ class Analyzer:
             return self.stemmer(token)
         return token
 
-    def _filtered(self, text: str) -> Iterator[tuple[str, bool, bool]]:
-        """``(term, is_whole_word, is_stop_word)``; stop words are kept, unstemmed, for callers to decide."""
-        stopwords, stemmer = self.stopwords, self.stemmer
-        for token, whole in _tokens(text):
-            if token.isalpha():
-                if token in stopwords:
-                    yield token, whole, True
-                    continue
-                if stemmer is not None:
-                    token = stemmer(token)
-            yield token, whole, False
+    def _analyse_word(self, word: str) -> _Entry:
+        entry: list[tuple[str, bool, bool]] = []
+        for token, whole in _word_tokens(word):
+            stop = token in self.stopwords and token.isalpha()
+            entry.append((token if stop else self.term(token), whole, stop))
+        cache = self._cache
+        if len(cache) >= _WORD_CACHE_SIZE:
+            cache.clear()
+        cache[word] = result = tuple(entry)
+        return result
+
+    def _entries(self, text: str) -> Iterator[_Entry]:
+        """Per word of ``text``, in order: its terms (whole word first), stop words kept, unstemmed."""
+        cache = self._cache
+        for word in _WORD.findall(_normalise(text)):
+            entry = cache.get(word)
+            yield entry if entry is not None else self._analyse_word(word)
 
     def terms(self, text: str) -> list[str]:
         """Index terms of a document text (stop words included)."""
@@ -117,28 +135,34 @@ class Analyzer:
     def analyse(self, text: str) -> Analysis:
         terms: list[str] = []
         words = 0
-        for term, whole, stop in self._filtered(text):
-            terms.append(term)
-            words += whole and not stop
+        for entry in self._entries(text):
+            terms.extend(term for term, _, _ in entry)
+            words += not entry[0][2]
         return Analysis(terms=terms, length=max(words, 1) if terms else 0)
 
     def indexed(self, text: str) -> IndexedText:
         """Term frequencies, whole-word positions (1-based, every word counts) and the BM25 length."""
         counts: dict[str, int] = {}
         positions: dict[str, list[int]] = {}
-        words = position = 0
-        for term, whole, stop in self._filtered(text):
+        words = 0
+        for position, entry in enumerate(self._entries(text), 1):
+            term, _, stop = entry[0]
+            words += not stop
             counts[term] = counts.get(term, 0) + 1
-            if whole:
-                position += 1
-                words += not stop
-                positions.setdefault(term, []).append(position)
+            at = positions.get(term)
+            if at is None:
+                positions[term] = [position]
+            else:
+                at.append(position)
+            for part, _, _ in entry[1:]:
+                counts[part] = counts.get(part, 0) + 1
         return IndexedText(counts=counts, positions=positions, length=max(words, 1) if counts else 0)
 
     def query_terms(self, text: str) -> list[str]:
         """Query terms: stop words dropped, unless the query consists of nothing else."""
         content: list[str] = []
         stopped: list[str] = []
-        for term, _, stop in self._filtered(text):
-            (stopped if stop else content).append(term)
+        for entry in self._entries(text):
+            for term, _, stop in entry:
+                (stopped if stop else content).append(term)
         return content or stopped

@@ -87,9 +87,10 @@ def index_reranker_resolver(runtime: IndexRuntime) -> RerankerResolver:
         definition = resources.definition
         # The provider registration is the authority on egress: use_reranker already refused a remote
         # provider without approval, and a provider registered as local needs none.
-        local = definition.reranker is not None and not runtime.providers.get(
-            ProviderKind.RERANKER, definition.reranker.name
-        ).remote
+        local = (
+            definition.reranker is not None
+            and not runtime.providers.get(ProviderKind.RERANKER, definition.reranker.name).remote
+        )
         return RerankerRegistration(resources.reranker, approved=definition.reranker_approved or local)
 
     return resolve

@@ -410,4 +410,3 @@ class InMemoryVectorStore:
             if not result:
                 return np.empty(0, dtype=np.int64)
         return np.fromiter(sorted(result or ()), dtype=np.int64)
-
