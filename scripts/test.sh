@@ -6,4 +6,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
 . .venv/bin/activate
+ruff check runiq plugins
+mypy runiq
 python -m pytest "$@"
