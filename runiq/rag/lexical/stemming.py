@@ -3,8 +3,8 @@
 Stemming is off by default: it helps natural-language questions over prose (``retrieval`` matches
 ``retrieving``) but it is language-specific. It applies to plain alphabetic tokens only, so
 identifiers keep their exact spelling. The Snowball stemmers come from PyStemmer, whose stemmer
-objects are not thread-safe, so each thread gets its own; results are memoised because a corpus
-repeats the same few thousand words.
+objects are not thread-safe, so each thread gets its own. Results are not memoised here: the
+:class:`~runiq.rag.lexical.tokenizer.Analyzer` already analyses each distinct word once.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from runiq.rag.errors import RagConfigurationError
 __all__ = ["STEMMERS", "resolve_stemmer"]
 
 STEMMERS = ("none", "english")
-_CACHE_SIZE = 200_000
 
 
 class _SnowballStemmer:
@@ -33,9 +32,8 @@ class _SnowballStemmer:
         self._module: Any = Stemmer
         self._language = language
         self._local = threading.local()
-        self.stem: Callable[[str], str] = functools.lru_cache(maxsize=_CACHE_SIZE)(self._stem)
 
-    def _stem(self, word: str) -> str:
+    def stem(self, word: str) -> str:
         stemmer = getattr(self._local, "stemmer", None)
         if stemmer is None:
             stemmer = self._local.stemmer = self._module.Stemmer(self._language)
@@ -45,7 +43,7 @@ class _SnowballStemmer:
 
 @functools.cache
 def resolve_stemmer(name: str) -> Callable[[str], str] | None:
-    """``"none"`` -> no stemming; ``"english"`` -> a memoised Snowball English stemmer."""
+    """``"none"`` -> no stemming; ``"english"`` -> a Snowball English stemmer."""
     key = name.casefold()
     if key == "none":
         return None

@@ -49,15 +49,9 @@ def _word_tokens(word: str) -> list[tuple[str, bool]]:
     return tokens
 
 
-def _tokens(text: str) -> Iterator[tuple[str, bool]]:
-    """``(token, is_whole_word)`` in order: each whole word, then its identifier parts."""
-    for word in _WORD.findall(_normalise(text)):
-        yield from _word_tokens(word)
-
-
 def tokenize(text: str) -> list[str]:
     """Whole words plus their identifier parts, in order of appearance."""
-    return [token for token, _ in _tokens(text)]
+    return [token for word in _WORD.findall(_normalise(text)) for token, _ in _word_tokens(word)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +105,7 @@ class Analyzer:
         return token
 
     def _analyse_word(self, word: str) -> _Entry:
+        """The terms of one word (a cache miss of :meth:`_entries`), remembered for next time."""
         entry: list[tuple[str, bool, bool]] = []
         for token, whole in _word_tokens(word):
             stop = token in self.stopwords and token.isalpha()
