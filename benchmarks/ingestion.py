@@ -19,24 +19,26 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks._beir import load_beir  # noqa: E402
-from runiq.hosting import HostBuilder  # noqa: E402
-from runiq.logging import configure_logging  # noqa: E402
-from runiq.settings import LoggingSettings  # noqa: E402
-from runiq.rag import (  # noqa: E402
+from benchmarks._beir import load_beir
+from runiq.hosting import HostBuilder
+from runiq.logging import configure_logging
+from runiq.rag import (
     HashingEmbedding,
     IngestionConflictError,
     RagDocument,
     RagIngestionManager,
     add_runiq_rag,
 )
+from runiq.settings import LoggingSettings
 
 
 def _builder(documents: list[RagDocument], store: str) -> HostBuilder:
     builder = HostBuilder(load_entry_points=store != "memory")
 
     def configure(index):  # type: ignore[no-untyped-def]
-        index.use_documents(documents).use_embedding(HashingEmbedding()).configure_chunking(max_characters=20_000, overlap=0)
+        index.use_documents(documents).use_embedding(HashingEmbedding()).configure_chunking(
+            max_characters=20_000, overlap=0
+        )
         if store == "memory":
             index.use_in_memory_vector_store()
         else:
