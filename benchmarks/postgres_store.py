@@ -52,7 +52,9 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from runiq_postgresql import PostgresStoreOptions, PostgresVectorStore
+from runiq_postgresql.lexical import chunk_terms
 from runiq_postgresql.pool import SESSION_EF_SEARCH
+from runiq_postgresql.rows import query_vector
 
 from runiq.rag import IndexSpec, RagChunk, StoredDocument, parse_lexical_query
 
@@ -148,8 +150,6 @@ async def _store_batches(
 
 
 def _raw_row(i: int, text: str, vector: np.ndarray) -> tuple[Any, ...]:
-    from runiq_postgresql.lexical import chunk_terms
-
     terms = chunk_terms(text)
     doc = f"d{i:06d}"
     meta = json.dumps({"group": i % 20})
@@ -284,7 +284,7 @@ async def vector_latency(
 
     async with store.pool.acquire() as conn:
         for qi, query in enumerate(queries):
-            encoded = len(query).to_bytes(2, "big") + b"\x00\x00" + query.astype(">f4").tobytes()
+            encoded = query_vector(index.spec, query)  # the encoding store.search sends
             await raw(conn, encoded, ef)  # warm-up: both timed calls then find the same pages cached
             for first in (qi % 2 == 0, qi % 2 == 1):
                 started = time.perf_counter()
@@ -299,7 +299,7 @@ async def vector_latency(
         for candidate in (40, 64, 100, 160, 250):  # recall of the bare SQL at other ef_search values
             found = []
             for qi, query in enumerate(queries):
-                encoded = len(query).to_bytes(2, "big") + b"\x00\x00" + query.astype(">f4").tobytes()
+                encoded = query_vector(index.spec, query)  # the encoding store.search sends
                 rows = await raw(conn, encoded, candidate)
                 found.append(len({r["document_id"] for r in rows} & set(id_array[truth[qi]])) / 10)
             by_ef[str(candidate)] = float(np.mean(found))
