@@ -55,36 +55,107 @@ class ChunkTerms:
 
     tsvector: str
     term_count: int
-    lexemes: frozenset[str]
+    lexemes: tuple[str, ...]
+
+
+# Bulk loads format millions of positions: the common ones are formatted once.
+_WHOLE_AT = tuple(f"{p}B" for p in range(1024))
+_PART_RUNS = tuple(",".join(map(str, range(1, n + 1))) for n in range(MAX_POSITIONS_PER_LEXEME + 1))
+# Below this many characters no chunk can approach the tsvector size limit (a few dozen bytes per character at most).
+_UNCHECKED_CHARS = 20_000
 
 
 def chunk_terms(content: str, analyzer: Analyzer = DEFAULT_ANALYZER) -> ChunkTerms:
-    indexed = analyzer.indexed(content)
-    counts = indexed.counts
-    wholes = indexed.positions
+    """The hot loop of bulk ingestion: positions are grouped per raw word, each distinct word analysed once."""
+    wholes, parts, length = _grouped_terms(content, analyzer)
+    entries, lexemes = _literal_entries(wholes, parts)
+    if len(content) > _UNCHECKED_CHARS:
+        entries, lexemes = _within_size_limit(entries, lexemes)
+    return ChunkTerms(tsvector=" ".join(entries), term_count=length, lexemes=tuple(lexemes))
+
+
+def _grouped_terms(content: str, analyzer: Analyzer) -> tuple[dict[str, list[int]], dict[str, int], int]:
+    """Whole-word positions per term, identifier-part counts per term, and the BM25 length."""
+    raw = analyzer.words(content)
+    at_word: dict[str, list[int]] = {}
+    for position, word in enumerate(raw, 1):
+        at = at_word.get(word)
+        if at is None:
+            at_word[word] = [position]
+        else:
+            at.append(position)
+    wholes: dict[str, list[int]] = {}
+    parts: dict[str, int] = {}
+    stops = 0
+    word_terms = analyzer.word_terms
+    for word, at in at_word.items():
+        entry = word_terms(word)
+        term, _, stop = entry[0]
+        if stop:
+            stops += len(at)
+        known = wholes.get(term)
+        # Different spellings of one term ("Policy", "policy") merge, in position order.
+        wholes[term] = at if known is None else sorted(known + at)
+        if len(entry) > 1:
+            for part, _, _ in entry[1:]:
+                parts[part] = parts.get(part, 0) + len(at)
+    return wholes, parts, max(len(raw) - stops, 1) if raw else 0
+
+
+def _literal_entries(wholes: dict[str, list[int]], parts: dict[str, int]) -> tuple[list[str], list[str]]:
+    """``'term':1B,5B`` entries (parts unweighted) and the lexemes they hold, in the same order."""
     entries: list[str] = []
     lexemes: list[str] = []
-    size = 0
-    for term in sorted(counts):
+    for term, at in wholes.items():
+        extra = parts.pop(term, 0) if parts else 0
         if len(term) > 500 and not _indexable(term):  # 500 characters are at most 2,000 bytes
             continue
-        whole = wholes.get(term)
-        count = counts[term]
-        if whole is None:
-            entry = _part_positions([], min(count, MAX_POSITIONS_PER_LEXEME))
+        prefix = _prefixes.get(term) or _prefix(term)
+        if len(at) == 1 and not extra and at[0] < len(_WHOLE_AT):
+            entries.append(prefix + _WHOLE_AT[at[0]])
+        elif extra or at[-1] >= len(_WHOLE_AT) or len(at) > MAX_POSITIONS_PER_LEXEME:
+            entries.append(prefix + _mixed_positions(at, extra))
         else:
-            if whole[-1] > MAX_POSITION or len(whole) > MAX_POSITIONS_PER_LEXEME:
-                whole = sorted({min(p, MAX_POSITION) for p in whole})[:MAX_POSITIONS_PER_LEXEME]
-            entry = "B,".join(map(str, whole)) + "B"
-            extra = min(count - len(whole), MAX_POSITIONS_PER_LEXEME - len(whole))
-            if extra > 0:
-                entry += "," + _part_positions(whole, extra)
-        size += len(term) + 3 * count + 8
-        if size > _MAX_TSVECTOR_BYTES:
-            break
-        entries.append(quote_lexeme(term) + ":" + entry)
+            entries.append(prefix + ",".join([_WHOLE_AT[p] for p in at]))
         lexemes.append(term)
-    return ChunkTerms(tsvector=" ".join(entries), term_count=indexed.length, lexemes=frozenset(lexemes))
+    for term, count in parts.items():
+        if len(term) > 500 and not _indexable(term):
+            continue
+        entries.append((_prefixes.get(term) or _prefix(term)) + _PART_RUNS[min(count, MAX_POSITIONS_PER_LEXEME)])
+        lexemes.append(term)
+    return entries, lexemes
+
+
+_prefixes: dict[str, str] = {}  # term -> "'term':", bounded like the analyzer's word cache
+_PREFIX_CACHE_SIZE = 1 << 17
+
+
+def _prefix(term: str) -> str:
+    if len(_prefixes) >= _PREFIX_CACHE_SIZE:
+        _prefixes.clear()
+    _prefixes[term] = prefix = quote_lexeme(term) + ":"
+    return prefix
+
+
+def _mixed_positions(whole: list[int], extra: int) -> str:
+    """A word that also occurs as an identifier part, or has positions beyond the precomputed ones."""
+    count = len(whole) + extra
+    if whole[-1] > MAX_POSITION or len(whole) > MAX_POSITIONS_PER_LEXEME:
+        whole = sorted({min(p, MAX_POSITION) for p in whole})[:MAX_POSITIONS_PER_LEXEME]
+    entry = "B,".join(map(str, whole)) + "B"
+    # Occurrences clamped away still count: they become unweighted positions, so the frequency holds.
+    extra = min(count - len(whole), MAX_POSITIONS_PER_LEXEME - len(whole))
+    return entry + "," + _part_positions(whole, extra) if extra > 0 else entry
+
+
+def _within_size_limit(entries: list[str], lexemes: list[str]) -> tuple[list[str], list[str]]:
+    """Drop trailing lexemes of a huge chunk so the tsvector stays under PostgreSQL's 1 MB limit."""
+    size = 0
+    for i, (entry, term) in enumerate(zip(entries, lexemes, strict=True)):
+        size += len(term.encode("utf-8")) + 3 * (entry.count(",") + 1) + 8
+        if size > _MAX_TSVECTOR_BYTES:
+            return entries[:i], lexemes[:i]
+    return entries, lexemes
 
 
 def _part_positions(taken: list[int], count: int) -> str:

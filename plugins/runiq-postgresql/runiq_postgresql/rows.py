@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import math
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -67,7 +66,7 @@ class PreparedDocument:
     document: StoredDocument
     metadata: str
     rows: list[tuple[object, ...]]
-    document_frequencies: Counter[str] = field(default_factory=Counter)
+    lexemes: list[tuple[str, ...]] = field(default_factory=list)  # each chunk's distinct lexemes
     total_terms: int = 0
 
 
@@ -114,7 +113,7 @@ def prepare_document(
         seen.add(chunk_id)
         content = _text(chunk.content)
         terms = chunk_terms(content, analyzer)
-        prepared.document_frequencies.update(terms.lexemes)
+        prepared.lexemes.append(terms.lexemes)
         prepared.total_terms += terms.term_count
         row: tuple[object, ...] = (
             document.document_id,

@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from enum import StrEnum
+from itertools import chain
 from types import TracebackType
 from typing import Any, Self
 
@@ -83,8 +84,9 @@ class _StatsDelta:
         return stats
 
     def add(self, old: asyncpg.Record | None, new: Sequence[PreparedDocument]) -> None:
+        # Counter.update over an iterable counts in C; over a mapping it loops in Python.
+        self.frequencies.update(chain.from_iterable(lexemes for doc in new for lexemes in doc.lexemes))
         for doc in new:
-            self.frequencies.update(doc.document_frequencies)
             self.chunks += len(doc.rows)
             self.terms += doc.total_terms
         if old is not None:

@@ -33,7 +33,7 @@ def test_term_frequencies_and_length_match_the_analyzer() -> None:
     entries = _entries(terms.tsvector)
     assert terms.term_count == 5  # words, not terms: identifier parts share their word's position
     assert {k.strip("'"): len(v.split(",")) for k, v in entries.items()} == dict(expected)
-    assert terms.lexemes == frozenset(expected)
+    assert sorted(terms.lexemes) == sorted(expected)
 
 
 def test_stop_words_are_stored_but_not_counted_and_queries_drop_them() -> None:
@@ -96,3 +96,20 @@ def test_substring_net_is_only_for_identifier_like_words() -> None:
     assert substring_pattern("remote") is None
     assert substring_pattern("remote work") is None
     assert substring_pattern("ab") is None
+
+
+def test_spellings_of_one_term_merge_in_position_order() -> None:
+    """``Policy`` and ``policy`` are one lexeme; its positions come out sorted whatever the first spelling."""
+    entries = _entries(chunk_terms("policy Policy remote POLICY policy").tsvector)
+    assert entries["'policy'"] == "1B,2B,4B,5B"
+    assert entries["'remote'"] == "3B"
+
+
+def test_positions_past_the_precomputed_range_and_past_the_limit_keep_the_frequency() -> None:
+    """Late positions are written exactly up to 16,383; beyond it they clamp, and the count still holds."""
+    late = chunk_terms(" ".join(["filler"] * 1500) + " needle")
+    assert _entries(late.tsvector)["'needle'"] == "1501B"
+    clamped = chunk_terms(" ".join(f"w{i}" for i in range(16390)) + " tail tail")
+    tail = _entries(clamped.tsvector)["'tail'"].split(",")
+    assert tail[0] == "16383B"
+    assert len(tail) == 2  # the clamped second occurrence becomes an unweighted position

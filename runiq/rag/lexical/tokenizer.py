@@ -105,7 +105,7 @@ class Analyzer:
         return token
 
     def _analyse_word(self, word: str) -> _Entry:
-        """The terms of one word (a cache miss of :meth:`_entries`), remembered for next time."""
+        """The terms of one word (a cache miss of :meth:`word_terms`), remembered for next time."""
         entry: list[tuple[str, bool, bool]] = []
         for token, whole in _word_tokens(word):
             stop = token in self.stopwords and token.isalpha()
@@ -115,6 +115,18 @@ class Analyzer:
             cache.clear()
         cache[word] = result = tuple(entry)
         return result
+
+    def words(self, text: str) -> list[str]:
+        """The raw words of ``text`` in order (NFKC-normalised, not case-folded): what :meth:`word_terms` takes."""
+        return _WORD.findall(_normalise(text))
+
+    def word_terms(self, word: str) -> _Entry:
+        """``(term, is_whole_word, is_stop_word)`` for one raw word's terms, whole word first (stop words
+        kept, unstemmed). Stores that write their own index format (the PostgreSQL ``tsvector``) group a
+        text's words first and ask once per distinct word.
+        """
+        entry = self._cache.get(word)
+        return entry if entry is not None else self._analyse_word(word)
 
     def _entries(self, text: str) -> Iterator[_Entry]:
         """Per word of ``text``, in order: its terms (whole word first), stop words kept, unstemmed."""
