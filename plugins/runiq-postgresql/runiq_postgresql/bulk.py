@@ -19,33 +19,29 @@ from runiq_postgresql.rows import PreparedDocument
 __all__ = ["STAGING_TABLE", "write"]
 
 STAGING_TABLE = "runiq_chunk_staging"
-_COLUMNS = (
-    "document_id",
-    "chunk_id",
-    "ordinal",
-    "content",
-    "start_offset",
-    "end_offset",
-    "metadata",
-    "term_count",
-    "lexemes",
-)
+_BASE_COLUMNS = ("document_id", "chunk_id", "ordinal", "content", "start_offset", "end_offset", "metadata")
+_TERM_COLUMNS = ("term_count", "lexemes")  # last, as rows.add_terms appends them
 # Session-local and emptied at every commit; plain ``vector`` so one table serves every dimension.
 _STAGING_DDL = (
     f"CREATE TEMP TABLE IF NOT EXISTS {STAGING_TABLE} (document_id text, chunk_id text, ordinal integer, "
-    "content text, start_offset integer, end_offset integer, metadata text, term_count integer, lexemes text, "
-    "embedding vector) ON COMMIT DELETE ROWS"
+    "content text, start_offset integer, end_offset integer, metadata text, embedding vector, "
+    "term_count integer, lexemes text) ON COMMIT DELETE ROWS"
 )
 
 
+def columns(with_vectors: bool) -> tuple[str, ...]:
+    """The column order of a prepared row."""
+    return (*_BASE_COLUMNS, *(("embedding",) if with_vectors else ()), *_TERM_COLUMNS)
+
+
 def merge_sql(index_sql: IndexSql, with_vectors: bool) -> str:
-    vector = ", embedding" if with_vectors else ""
+    vector = "embedding, " if with_vectors else ""
     # Rows move out of the staging table, so one transaction can merge several slices.
     return (
         f"WITH staged AS (DELETE FROM {STAGING_TABLE} RETURNING *) "
-        f"INSERT INTO {index_sql.table} ({', '.join(_COLUMNS)}{vector}) "
-        "SELECT document_id, chunk_id, ordinal, content, start_offset, end_offset, metadata::jsonb, term_count, "
-        f"lexemes::tsvector{vector} FROM staged"
+        f"INSERT INTO {index_sql.table} ({', '.join(columns(with_vectors))}) "
+        "SELECT document_id, chunk_id, ordinal, content, start_offset, end_offset, metadata::jsonb, "
+        f"{vector}term_count, lexemes::tsvector FROM staged"
     )
 
 
@@ -73,8 +69,7 @@ async def write(
     records = [row for d in docs for row in d.rows]
     if records:
         with_vectors = spec.dimensions is not None
-        columns = [*_COLUMNS, "embedding"] if with_vectors else list(_COLUMNS)
         await conn.execute(_STAGING_DDL)
-        await conn.copy_records_to_table(STAGING_TABLE, records=records, columns=columns)
+        await conn.copy_records_to_table(STAGING_TABLE, records=records, columns=list(columns(with_vectors)))
         await conn.execute(merge_sql(index_sql, with_vectors))
     return old

@@ -120,8 +120,9 @@ class IndexSql:
     def build(cls, schema: str, index_id: int, dimensions: int | None, metric: DistanceMetric) -> IndexSql:
         s = quote_ident(schema)
         t = f'{s}."{chunk_table_name(index_id)}"'
-        vector_columns = ", embedding" if dimensions else ""
-        vector_values = ", $10::vector" if dimensions else ""
+        vector_columns = "embedding, " if dimensions else ""
+        vector_values = "$8::vector, " if dimensions else ""
+        terms = "$9, $10" if dimensions else "$8, $9"  # rows end with term_count, lexemes (rows.add_terms)
         exact = ann = exact_f = ann_f = None
         if dimensions:
             exact, exact_f = (_search_exact(t, metric, filtered=f) for f in (False, True))
@@ -131,8 +132,8 @@ class IndexSql:
             table=t,
             insert_chunk=(
                 f"INSERT INTO {t} (document_id, chunk_id, ordinal, content, start_offset, end_offset, metadata, "
-                f"term_count, lexemes{vector_columns}) "
-                f"VALUES ($1, $2, $3, $4, $5, $6, $7::text::jsonb, $8, $9::text::tsvector{vector_values})"
+                f"{vector_columns}term_count, lexemes) "
+                f"VALUES ($1, $2, $3, $4, $5, $6, $7::text::jsonb, {vector_values}{terms}::text::tsvector)"
             ),
             delete_chunks=(
                 f"WITH old AS (DELETE FROM {t} WHERE document_id = ANY($1::text[]) RETURNING lexemes, term_count), "

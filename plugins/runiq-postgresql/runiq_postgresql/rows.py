@@ -19,9 +19,20 @@ from runiq.rag.errors import RagValidationError, VectorDimensionMismatchError
 from runiq.rag.lexical.options import DEFAULT_ANALYZER
 from runiq.rag.lexical.tokenizer import Analyzer
 from runiq.rag.stores.base import DistanceMetric, IndexSpec, StoredDocument
-from runiq_postgresql.lexical import chunk_terms
+from runiq_postgresql.lexical import ChunkTerms, chunk_terms
 
-__all__ = ["PreparedDocument", "filter_json", "metadata_json", "prepare_document", "query_vector", "validate_name"]
+__all__ = [
+    "PreparedDocument",
+    "chunk_content",
+    "filter_json",
+    "metadata_json",
+    "add_terms",
+    "prepare_document",
+    "prepare_many",
+    "prepare_rows",
+    "query_vector",
+    "validate_name",
+]
 
 MAX_NAME_LENGTH = 1024
 
@@ -39,7 +50,17 @@ def _text(value: str) -> str:
     return value.replace("\x00", "\ufffd") if "\x00" in value else value
 
 
+def chunk_content(chunk: RagChunk) -> str:
+    """The content as stored and tokenised (PostgreSQL text cannot hold NUL)."""
+    return _text(chunk.content)
+
+
+_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def metadata_json(metadata: Mapping[str, object]) -> str:
+    if not metadata:
+        return "{}"
     clean: dict[str, MetadataValue] = {}
     for key, value in metadata.items():
         if not isinstance(key, str) or not key:
@@ -51,7 +72,7 @@ def metadata_json(metadata: Mapping[str, object]) -> str:
         elif not isinstance(value, int | float | bool):
             raise RagValidationError("Metadata values must be strings, numbers or booleans.")
         clean[_text(key)] = value
-    return json.dumps(clean, ensure_ascii=False, separators=(",", ":"))
+    return _JSON.encode(clean)
 
 
 def filter_json(filters: Mapping[str, MetadataValue] | None) -> str | None:
@@ -70,27 +91,46 @@ class PreparedDocument:
     total_terms: int = 0
 
 
-def _vectors(spec: IndexSpec, chunks: Sequence[RagChunk], vectors: npt.ArrayLike | None) -> list[bytes] | None:
+def _matrix(spec: IndexSpec, chunks: Sequence[RagChunk], vectors: npt.ArrayLike | None) -> npt.NDArray[np.float32]:
+    """One document's vectors, shape-checked (``spec.dimensions`` is set)."""
     dims = spec.dimensions
-    if dims is None:
-        return None
     if vectors is None:
         raise RagValidationError("This index stores vectors; replace_document needs one vector per chunk.")
     matrix = np.asarray(vectors, dtype=np.float32)
     if matrix.ndim != 2 or matrix.shape[0] != len(chunks):
         if matrix.ndim == 2 and matrix.shape[0] == 0 and not chunks:
-            return []
+            return np.zeros((0, dims or 0), dtype=np.float32)
         raise RagValidationError("replace_document needs exactly one vector per chunk.")
     if matrix.shape[1] != dims:
-        raise VectorDimensionMismatchError(spec.name, dims, int(matrix.shape[1]))
+        raise VectorDimensionMismatchError(spec.name, dims or 0, int(matrix.shape[1]))
+    return matrix
+
+
+def _encoded(spec: IndexSpec, matrix: npt.NDArray[np.float32]) -> list[bytes]:
+    """pgvector's binary format per row, unit-normalised for cosine indexes."""
     if not np.isfinite(matrix).all():
         raise RagValidationError("Vectors must be finite.")
     if spec.metric is DistanceMetric.COSINE:
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
         matrix = np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
-    header = int(dims).to_bytes(2, "big") + b"\x00\x00"
-    big_endian = matrix.astype(">f4")
-    return [header + row.tobytes() for row in big_endian]
+    header = int(matrix.shape[1]).to_bytes(2, "big") + b"\x00\x00"
+    return [header + row.tobytes() for row in matrix.astype(">f4")]
+
+
+def prepare_many(
+    spec: IndexSpec, items: Sequence[tuple[StoredDocument, Sequence[RagChunk], npt.ArrayLike | None]]
+) -> list[PreparedDocument]:
+    """:func:`prepare_rows` for a batch, all vectors encoded in one numpy pass (bulk loads: often one chunk each)."""
+    if spec.dimensions is None:
+        return [prepare_rows(spec, doc, chunks, vectors) for doc, chunks, vectors in items]
+    matrices = [_matrix(spec, chunks, vectors) for _, chunks, vectors in items]
+    encoded = _encoded(spec, np.concatenate(matrices)) if matrices else []
+    out: list[PreparedDocument] = []
+    start = 0
+    for (doc, chunks, vectors), matrix in zip(items, matrices, strict=True):
+        out.append(prepare_rows(spec, doc, chunks, vectors, encoded[start : start + len(matrix)]))
+        start += len(matrix)
+    return out
 
 
 def prepare_document(
@@ -100,10 +140,29 @@ def prepare_document(
     vectors: npt.ArrayLike | None,
     analyzer: Analyzer = DEFAULT_ANALYZER,
 ) -> PreparedDocument:
+    """Validated rows for one document, lexical terms included."""
+    prepared = prepare_rows(spec, document, chunks, vectors)
+    add_terms(prepared, [chunk_terms(chunk_content(chunk), analyzer) for chunk in chunks])
+    return prepared
+
+
+def prepare_rows(
+    spec: IndexSpec,
+    document: StoredDocument,
+    chunks: Sequence[RagChunk],
+    vectors: npt.ArrayLike | None,
+    encoded: list[bytes] | None = None,
+) -> PreparedDocument:
+    """Everything but the lexical terms, so bulk writes can tokenise elsewhere at the same time.
+
+    Each row ends with the vector (when the index has one); :func:`add_terms` appends
+    ``term_count, lexemes``, the order of ``bulk.COLUMNS`` and of ``insert_chunk``.
+    """
     validate_name(document.document_id, "document id")
     if not isinstance(document.content_hash, str):
         raise RagValidationError("A document's content hash must be a string.")
-    encoded = _vectors(spec, chunks, vectors)
+    if encoded is None and spec.dimensions is not None:
+        encoded = _encoded(spec, _matrix(spec, chunks, vectors))
     seen: set[str] = set()
     prepared = PreparedDocument(document=document, metadata=metadata_json(document.metadata), rows=[])
     for i, chunk in enumerate(chunks):
@@ -111,23 +170,28 @@ def prepare_document(
         if chunk_id in seen:
             raise RagValidationError("Chunk ids must be unique within a document.")
         seen.add(chunk_id)
-        content = _text(chunk.content)
-        terms = chunk_terms(content, analyzer)
-        prepared.lexemes.append(terms.lexemes)
-        prepared.total_terms += terms.term_count
         row: tuple[object, ...] = (
             document.document_id,
             chunk_id,
             int(chunk.ordinal),
-            content,
+            chunk_content(chunk),
             int(chunk.start),
             int(chunk.end),
             metadata_json(chunk.metadata),
-            terms.term_count,
-            terms.tsvector,
         )
         prepared.rows.append(row if encoded is None else (*row, encoded[i]))
     return prepared
+
+
+def add_terms(prepared: PreparedDocument, terms: Sequence[ChunkTerms]) -> None:
+    """Complete each row with its chunk's ``term_count, lexemes`` and count the BM25 statistics."""
+    if len(terms) != len(prepared.rows):
+        raise ValueError("one ChunkTerms per chunk is required")
+    rows = prepared.rows
+    for i, chunk_lexical in enumerate(terms):
+        rows[i] = (*rows[i], chunk_lexical.term_count, chunk_lexical.tsvector)
+        prepared.lexemes.append(chunk_lexical.lexemes)
+        prepared.total_terms += chunk_lexical.term_count
 
 
 def query_vector(spec: IndexSpec, vector: npt.ArrayLike) -> bytes:

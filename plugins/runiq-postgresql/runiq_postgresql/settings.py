@@ -38,6 +38,10 @@ class PostgresStoreOptions(BaseModel):
     (below that an exact scan is as fast and exact); ``0`` builds it when the index is created.
     ``bulk_copy_threshold``: a write of at least this many chunks goes through binary COPY into a
     staging table instead of row inserts.
+    ``tokenising_process``: bulk writes tokenise in one helper process
+    (``python -m runiq_postgresql.tokenising_worker``, started on the first bulk write, stopped
+    with the store) so tokenising and the server's merge run on different cores; ``False``, or a
+    helper that cannot start, tokenises in a thread of this process instead.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
@@ -58,6 +62,7 @@ class PostgresStoreOptions(BaseModel):
     maintenance_work_mem_mb: int = Field(default=256, ge=16, le=65536)
     stopwords: StopwordSetName = "english"
     stemmer: StemmerName = "none"
+    tokenising_process: bool = True
 
     @field_validator("schema_name")
     @classmethod

@@ -42,10 +42,19 @@ from runiq.rag.stores.base import (
 from runiq_postgresql import bulk
 from runiq_postgresql.embedded import acquire_embedded_server, release_embedded_server
 from runiq_postgresql.errors import STORE_KIND, guarded, mapped
-from runiq_postgresql.lexical import query_terms
+from runiq_postgresql.lexical import ChunkTerms, chunk_terms, query_terms
 from runiq_postgresql.pool import SESSION_EF_SEARCH, PoolSettings, acquire_pool, release_pool
 from runiq_postgresql.queries import IndexSql, SchemaSql
-from runiq_postgresql.rows import PreparedDocument, filter_json, prepare_document, query_vector, validate_name
+from runiq_postgresql.rows import (
+    PreparedDocument,
+    add_terms,
+    chunk_content,
+    filter_json,
+    prepare_document,
+    prepare_many,
+    query_vector,
+    validate_name,
+)
 from runiq_postgresql.schema import (
     ann_expression,
     ann_index_ddl,
@@ -56,6 +65,7 @@ from runiq_postgresql.schema import (
     secondary_index_names,
 )
 from runiq_postgresql.settings import PostgresStoreOptions
+from runiq_postgresql.tokenising import TokenisingWorker, WorkerUnavailable
 
 __all__ = ["PostgresVectorStore"]
 
@@ -67,6 +77,7 @@ _Item = tuple[StoredDocument, Sequence[RagChunk], npt.ArrayLike | None]
 _THREAD_PREPARE_CHUNKS = 32  # tokenising more chunks than this runs in a worker thread
 _ANALYZED_COLUMNS = "(document_id, chunk_id, ordinal, metadata, term_count, lexemes)"
 _PIPELINE_SLICE_CHUNKS = 2000  # a bulk replace is tokenised and merged in slices of this many chunks
+_PROCESS_TOKENISE_CHUNKS = 256  # slices this large are tokenised by the helper process (when enabled)
 
 
 @dataclass(slots=True)
@@ -96,14 +107,18 @@ class _StatsDelta:
 
 
 def _slices(items: Sequence[_Item], chunk_limit: int) -> list[Sequence[_Item]]:
-    """Consecutive runs of whole documents holding about ``chunk_limit`` chunks each."""
+    """Consecutive runs of whole documents holding about ``chunk_limit`` chunks each.
+
+    The first run is a quarter of that: nothing overlaps its preparation, so the pipeline fills sooner.
+    """
     out: list[Sequence[_Item]] = []
     start = size = 0
+    limit = max(1, chunk_limit // 4)
     for i, item in enumerate(items):
         size += len(item[1])
-        if size >= chunk_limit:
+        if size >= limit:
             out.append(items[start : i + 1])
-            start, size = i + 1, 0
+            start, size, limit = i + 1, 0, chunk_limit
     if start < len(items):
         out.append(items[start:])
     return out
@@ -138,6 +153,7 @@ class PostgresVectorStore:
         self._indexes: dict[str, _Index] = {}
         self._ann_building: set[int] = set()
         self._analyzed: dict[int, int] = {}
+        self._worker = TokenisingWorker(self._lexical) if self._options.tokenising_process else None
         self.state = StoreState.CREATED
 
     @property
@@ -186,6 +202,8 @@ class PostgresVectorStore:
             return
         self.state = StoreState.CLOSED
         pool, self._pool = self._pool, None
+        if self._worker is not None:
+            await self._worker.close()
         if pool is not None:
             await release_pool(pool)
         if self._embedded:
@@ -400,16 +418,47 @@ class PostgresVectorStore:
         await self._maybe_analyze(index, max(total, 1000))
         await self._maybe_build_ann(index, total)
 
-    async def _prepare(
-        self, index: _Index, items: Sequence[tuple[StoredDocument, Sequence[RagChunk], npt.ArrayLike | None]]
-    ) -> list[PreparedDocument]:
-        def run() -> list[PreparedDocument]:
-            analyzer = self._analyzer
-            return [prepare_document(index.spec, doc, chunks, vectors, analyzer) for doc, chunks, vectors in items]
+    async def _prepare(self, index: _Index, items: Sequence[_Item]) -> list[PreparedDocument]:
+        """Rows and lexical terms; large slices are tokenised by the helper process meanwhile."""
+        spec = index.spec
+        chunk_total = sum(len(chunks) for _, chunks, _ in items)
+        if chunk_total <= _THREAD_PREPARE_CHUNKS:
+            return [prepare_document(spec, doc, chunks, vectors, self._analyzer) for doc, chunks, vectors in items]
+        terms = asyncio.ensure_future(self._worker_terms(items)) if chunk_total >= _PROCESS_TOKENISE_CHUNKS else None
+        try:
+            prepared = await asyncio.to_thread(prepare_many, spec, items)
+        except Exception:
+            if terms is not None:
+                await asyncio.gather(terms, return_exceptions=True)  # let the helper finish its reply
+            raise
+        except BaseException:
+            if terms is not None:
+                terms.cancel()
+            raise
+        computed = None if terms is None else await terms
+        if computed is None:
+            await asyncio.to_thread(self._tokenise, prepared, items)
+        else:
+            start = 0
+            for doc, (_, chunks, _) in zip(prepared, items, strict=True):
+                add_terms(doc, computed[start : start + len(chunks)])
+                start += len(chunks)
+        return prepared
 
-        if sum(len(chunks) for _, chunks, _ in items) > _THREAD_PREPARE_CHUNKS:
-            return await asyncio.to_thread(run)
-        return run()
+    def _tokenise(self, prepared: Sequence[PreparedDocument], items: Sequence[_Item]) -> None:
+        analyzer = self._analyzer
+        for doc, (_, chunks, _) in zip(prepared, items, strict=True):
+            add_terms(doc, [chunk_terms(chunk_content(chunk), analyzer) for chunk in chunks])
+
+    async def _worker_terms(self, items: Sequence[_Item]) -> list[ChunkTerms] | None:
+        """Lexical terms from the tokenising process, or None (tokenise here) when it is off or gone."""
+        worker = self._worker
+        if worker is None or not worker.available:
+            return None
+        try:
+            return await worker.chunk_terms([chunk_content(c) for _, chunks, _ in items for c in chunks])
+        except WorkerUnavailable:
+            return None
 
     async def _write_bulk(self, index: _Index, items: Sequence[_Item]) -> None:
         """COPY + merge in slices inside one transaction; the next slice is tokenised while this one merges."""

@@ -1,0 +1,54 @@
+"""The child side of :mod:`runiq_postgresql.tokenising`.
+
+``python -m runiq_postgresql.tokenising_worker STOPWORDS STEMMER``
+
+Reads length-prefixed pickled lists of chunk contents on stdin and answers each with a list of
+``(tsvector, term_count, lexemes)``; exits at end of input. On an error it answers with the
+exception's type name (a ``str``, never content) and exits.
+"""
+
+from __future__ import annotations
+
+import pickle
+import sys
+from typing import BinaryIO
+
+from runiq.rag.lexical.options import LexicalOptions
+from runiq_postgresql.lexical import chunk_terms
+from runiq_postgresql.tokenising import frame
+
+_HEADER_SIZE = 4
+
+
+def _read_exactly(stream: BinaryIO, size: int) -> bytes | None:
+    data = stream.read(size)
+    return data if data and len(data) == size else None
+
+
+def serve(stdin: BinaryIO, stdout: BinaryIO, lexical: LexicalOptions) -> None:
+    analyzer = lexical.analyzer()
+    while (header := _read_exactly(stdin, _HEADER_SIZE)) is not None:
+        body = _read_exactly(stdin, int.from_bytes(header, "big"))
+        if body is None:
+            return
+        try:
+            contents = pickle.loads(body)  # noqa: S301 - our parent, over a private pipe
+            reply: object = [
+                (terms.tsvector, terms.term_count, terms.lexemes)
+                for terms in (chunk_terms(content, analyzer) for content in contents)
+            ]
+        except Exception as exc:  # reported by type only; the parent falls back to a thread
+            stdout.write(frame(type(exc).__name__))
+            stdout.flush()
+            return
+        stdout.write(frame(reply))
+        stdout.flush()
+
+
+def main() -> None:
+    stopwords, stemmer = sys.argv[1], sys.argv[2]
+    serve(sys.stdin.buffer, sys.stdout.buffer, LexicalOptions(stopwords=stopwords, stemmer=stemmer))  # type: ignore[arg-type]
+
+
+if __name__ == "__main__":
+    main()
