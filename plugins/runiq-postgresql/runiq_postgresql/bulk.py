@@ -14,13 +14,11 @@ import asyncpg
 
 from runiq.rag.stores.base import IndexSpec
 from runiq_postgresql.queries import IndexSql, SchemaSql
-from runiq_postgresql.rows import PreparedDocument
+from runiq_postgresql.rows import PreparedDocument, row_columns
 
 __all__ = ["STAGING_TABLE", "write"]
 
 STAGING_TABLE = "runiq_chunk_staging"
-_BASE_COLUMNS = ("document_id", "chunk_id", "ordinal", "content", "start_offset", "end_offset", "metadata")
-_TERM_COLUMNS = ("term_count", "lexemes")  # last, as rows.add_terms appends them
 # Session-local and emptied at every commit; plain ``vector`` so one table serves every dimension.
 _STAGING_DDL = (
     f"CREATE TEMP TABLE IF NOT EXISTS {STAGING_TABLE} (document_id text, chunk_id text, ordinal integer, "
@@ -29,17 +27,12 @@ _STAGING_DDL = (
 )
 
 
-def columns(with_vectors: bool) -> tuple[str, ...]:
-    """The column order of a prepared row."""
-    return (*_BASE_COLUMNS, *(("embedding",) if with_vectors else ()), *_TERM_COLUMNS)
-
-
 def merge_sql(index_sql: IndexSql, with_vectors: bool) -> str:
     vector = "embedding, " if with_vectors else ""
     # Rows move out of the staging table, so one transaction can merge several slices.
     return (
         f"WITH staged AS (DELETE FROM {STAGING_TABLE} RETURNING *) "
-        f"INSERT INTO {index_sql.table} ({', '.join(columns(with_vectors))}) "
+        f"INSERT INTO {index_sql.table} ({', '.join(row_columns(with_vectors))}) "
         "SELECT document_id, chunk_id, ordinal, content, start_offset, end_offset, metadata::jsonb, "
         f"{vector}term_count, lexemes::tsvector FROM staged"
     )
@@ -70,6 +63,6 @@ async def write(
     if records:
         with_vectors = spec.dimensions is not None
         await conn.execute(_STAGING_DDL)
-        await conn.copy_records_to_table(STAGING_TABLE, records=records, columns=list(columns(with_vectors)))
+        await conn.copy_records_to_table(STAGING_TABLE, records=records, columns=list(row_columns(with_vectors)))
         await conn.execute(merge_sql(index_sql, with_vectors))
     return old

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from runiq.rag.stores.base import DistanceMetric
+from runiq_postgresql.rows import row_columns
 from runiq_postgresql.schema import (
     ann_expression,
     ann_query_operand,
@@ -26,6 +27,9 @@ from runiq_postgresql.schema import (
 )
 
 __all__ = ["BM25_B", "BM25_K1", "IndexSql", "SchemaSql"]
+
+# Row values arrive as text where the column type has no asyncpg codec of ours (rows.row_columns).
+_INSERT_CASTS = {"metadata": "::text::jsonb", "embedding": "::vector", "lexemes": "::text::tsvector"}
 
 BM25_K1 = 1.5
 BM25_B = 0.75
@@ -120,9 +124,8 @@ class IndexSql:
     def build(cls, schema: str, index_id: int, dimensions: int | None, metric: DistanceMetric) -> IndexSql:
         s = quote_ident(schema)
         t = f'{s}."{chunk_table_name(index_id)}"'
-        vector_columns = "embedding, " if dimensions else ""
-        vector_values = "$8::vector, " if dimensions else ""
-        terms = "$9, $10" if dimensions else "$8, $9"  # rows end with term_count, lexemes (rows.add_terms)
+        row = row_columns(bool(dimensions))
+        values = ", ".join(f"${i}{_INSERT_CASTS.get(column, '')}" for i, column in enumerate(row, 1))
         exact = ann = exact_f = ann_f = None
         if dimensions:
             exact, exact_f = (_search_exact(t, metric, filtered=f) for f in (False, True))
@@ -130,11 +133,7 @@ class IndexSql:
                 ann, ann_f = (_search_ann(t, metric, dimensions, filtered=f) for f in (False, True))
         return cls(
             table=t,
-            insert_chunk=(
-                f"INSERT INTO {t} (document_id, chunk_id, ordinal, content, start_offset, end_offset, metadata, "
-                f"{vector_columns}term_count, lexemes) "
-                f"VALUES ($1, $2, $3, $4, $5, $6, $7::text::jsonb, {vector_values}{terms}::text::tsvector)"
-            ),
+            insert_chunk=(f"INSERT INTO {t} ({', '.join(row)}) VALUES ({values})"),
             delete_chunks=(
                 f"WITH old AS (DELETE FROM {t} WHERE document_id = ANY($1::text[]) RETURNING lexemes, term_count), "
                 "lex AS (SELECT t AS term, count(*) AS n FROM old, unnest(tsvector_to_array(old.lexemes)) AS t "

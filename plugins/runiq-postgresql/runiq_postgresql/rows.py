@@ -31,6 +31,7 @@ __all__ = [
     "prepare_many",
     "prepare_rows",
     "query_vector",
+    "row_columns",
     "validate_name",
 ]
 
@@ -48,6 +49,23 @@ def validate_name(value: object, what: str) -> str:
 
 def _text(value: str) -> str:
     return value.replace("\x00", "\ufffd") if "\x00" in value else value
+
+
+def row_columns(with_vectors: bool) -> tuple[str, ...]:
+    """The chunk-table columns of a prepared row, in row order: :func:`prepare_rows` builds all but
+    the last two, :func:`add_terms` appends ``term_count, lexemes``. COPY and ``insert_chunk`` both use it."""
+    return (
+        "document_id",
+        "chunk_id",
+        "ordinal",
+        "content",
+        "start_offset",
+        "end_offset",
+        "metadata",
+        *(("embedding",) if with_vectors else ()),
+        "term_count",
+        "lexemes",
+    )
 
 
 def chunk_content(chunk: RagChunk) -> str:
@@ -156,7 +174,7 @@ def prepare_rows(
     """Everything but the lexical terms, so bulk writes can tokenise elsewhere at the same time.
 
     Each row ends with the vector (when the index has one); :func:`add_terms` appends
-    ``term_count, lexemes``, the order of ``bulk.COLUMNS`` and of ``insert_chunk``.
+    ``term_count, lexemes``: the order of :func:`row_columns`.
     """
     validate_name(document.document_id, "document id")
     if not isinstance(document.content_hash, str):

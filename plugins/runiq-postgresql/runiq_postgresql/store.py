@@ -424,7 +424,8 @@ class PostgresVectorStore:
         chunk_total = sum(len(chunks) for _, chunks, _ in items)
         if chunk_total <= _THREAD_PREPARE_CHUNKS:
             return [prepare_document(spec, doc, chunks, vectors, self._analyzer) for doc, chunks, vectors in items]
-        terms = asyncio.ensure_future(self._worker_terms(items)) if chunk_total >= _PROCESS_TOKENISE_CHUNKS else None
+        contents = [chunk_content(chunk) for _, chunks, _ in items for chunk in chunks]
+        terms = asyncio.ensure_future(self._worker_terms(contents)) if chunk_total >= _PROCESS_TOKENISE_CHUNKS else None
         try:
             prepared = await asyncio.to_thread(prepare_many, spec, items)
         except Exception:
@@ -437,26 +438,21 @@ class PostgresVectorStore:
             raise
         computed = None if terms is None else await terms
         if computed is None:
-            await asyncio.to_thread(self._tokenise, prepared, items)
-        else:
-            start = 0
-            for doc, (_, chunks, _) in zip(prepared, items, strict=True):
-                add_terms(doc, computed[start : start + len(chunks)])
-                start += len(chunks)
+            analyzer = self._analyzer
+            computed = await asyncio.to_thread(lambda: [chunk_terms(content, analyzer) for content in contents])
+        start = 0
+        for doc in prepared:
+            add_terms(doc, computed[start : start + len(doc.rows)])
+            start += len(doc.rows)
         return prepared
 
-    def _tokenise(self, prepared: Sequence[PreparedDocument], items: Sequence[_Item]) -> None:
-        analyzer = self._analyzer
-        for doc, (_, chunks, _) in zip(prepared, items, strict=True):
-            add_terms(doc, [chunk_terms(chunk_content(chunk), analyzer) for chunk in chunks])
-
-    async def _worker_terms(self, items: Sequence[_Item]) -> list[ChunkTerms] | None:
+    async def _worker_terms(self, contents: list[str]) -> list[ChunkTerms] | None:
         """Lexical terms from the tokenising process, or None (tokenise here) when it is off or gone."""
         worker = self._worker
         if worker is None or not worker.available:
             return None
         try:
-            return await worker.chunk_terms([chunk_content(c) for _, chunks, _ in items for c in chunks])
+            return await worker.chunk_terms(contents)
         except WorkerUnavailable:
             return None
 

@@ -25,11 +25,11 @@ import structlog
 from runiq.rag.lexical.options import LexicalOptions
 from runiq_postgresql.lexical import ChunkTerms
 
-__all__ = ["TokenisingWorker", "WorkerUnavailable", "frame", "read_frame"]
+__all__ = ["HEADER", "TokenisingWorker", "WorkerUnavailable", "frame", "read_frame"]
 
 log = structlog.get_logger(__name__)
 
-_HEADER = struct.Struct(">I")
+HEADER = struct.Struct(">I")  # the payload length in front of every frame
 _START_TIMEOUT = 30.0
 
 
@@ -40,11 +40,11 @@ class WorkerUnavailable(Exception):
 def frame(payload: object) -> bytes:
     """A length-prefixed pickle: the one message format in both directions."""
     data = pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
-    return _HEADER.pack(len(data)) + data
+    return HEADER.pack(len(data)) + data
 
 
 async def read_frame(reader: asyncio.StreamReader) -> object:
-    size = _HEADER.unpack(await reader.readexactly(_HEADER.size))[0]
+    size = HEADER.unpack(await reader.readexactly(HEADER.size))[0]
     return pickle.loads(await reader.readexactly(size))  # noqa: S301 - our own child, over a private pipe
 
 

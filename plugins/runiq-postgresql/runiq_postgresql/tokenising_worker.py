@@ -15,9 +15,7 @@ from typing import BinaryIO
 
 from runiq.rag.lexical.options import LexicalOptions
 from runiq_postgresql.lexical import chunk_terms
-from runiq_postgresql.tokenising import frame
-
-_HEADER_SIZE = 4
+from runiq_postgresql.tokenising import HEADER, frame
 
 
 def _read_exactly(stream: BinaryIO, size: int) -> bytes | None:
@@ -27,8 +25,8 @@ def _read_exactly(stream: BinaryIO, size: int) -> bytes | None:
 
 def serve(stdin: BinaryIO, stdout: BinaryIO, lexical: LexicalOptions) -> None:
     analyzer = lexical.analyzer()
-    while (header := _read_exactly(stdin, _HEADER_SIZE)) is not None:
-        body = _read_exactly(stdin, int.from_bytes(header, "big"))
+    while (header := _read_exactly(stdin, HEADER.size)) is not None:
+        body = _read_exactly(stdin, HEADER.unpack(header)[0])
         if body is None:
             return
         try:

@@ -131,7 +131,7 @@ class Analyzer:
     def _entries(self, text: str) -> Iterator[_Entry]:
         """Per word of ``text``, in order: its terms (whole word first), stop words kept, unstemmed."""
         cache = self._cache
-        for word in _WORD.findall(_normalise(text)):
+        for word in self.words(text):
             entry = cache.get(word)
             yield entry if entry is not None else self._analyse_word(word)
 
