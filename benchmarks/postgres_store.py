@@ -12,12 +12,14 @@ caches or bloat.
   document, written through ``PostgresVectorStore.replace_documents`` in batches of ``--batch``
   inside ``store.bulk_load`` (secondary indexes rebuilt once at the end). Baselines:
 
-  - ``raw_copy``: raw asyncpg binary COPY of the same rows into a staging table, then one
-    ``INSERT ... SELECT`` per batch into an identical chunk table whose GIN indexes are built after
-    the load. Its rows, term vectors included, are prepared *before* the timer starts: the floor
-    for the server-side work.
+  - ``raw_copy``: raw asyncpg binary COPY of the same rows (binary tsvectors included) straight into
+    an identical chunk table whose GIN indexes are built after the load. Its rows, term vectors
+    included, are prepared *before* the timer starts: the floor for the server-side work.
   - ``raw_copy_tokenising``: the same, with the term vectors computed inside the timer (the same
-    work the store does).
+    work the store does, in one process).
+  - ``raw_copy_staging``: rows prepared before the timer, COPYed into a temporary table with text
+    ``metadata``/``lexemes`` and merged with ``INSERT ... SELECT`` (the store's design until the
+    binary tsvector encoder).
   - ``langchain``: ``langchain_postgres.PGVector.add_embeddings`` with the same texts, vectors,
     metadata and ids, in the same batches (JSONB metadata, no secondary indexes: langchain builds
     none, so it does strictly less work than the store).
@@ -157,11 +159,16 @@ def _raw_row(i: int, text: str, vector: np.ndarray) -> tuple[Any, ...]:
 
 
 async def ingest_raw(
-    dsn: str, table: str, corpus: list[str], vectors: np.ndarray, batch: int, *, tokenise_in_timer: bool
+    dsn: str, table: str, corpus: list[str], vectors: np.ndarray, batch: int, *, tokenise_in_timer: bool, staging: bool
 ) -> float:
-    """Raw asyncpg: binary COPY into a staging table, merged into an identically indexed chunk table."""
+    """Raw asyncpg binary COPY into an identically indexed chunk table (GIN indexes built after the load).
+
+    ``staging``: COPY into a temporary table with text ``metadata``/``lexemes`` and merge with one
+    ``INSERT ... SELECT`` per batch, the way a raw client without a binary tsvector encoder must.
+    """
     import asyncpg
-    from runiq_postgresql.pool import decode_vector, encode_vector
+    from runiq_postgresql.lexical import tsvector_literal
+    from runiq_postgresql.pool import decode_tsvector, decode_vector, encode_tsvector, encode_vector
 
     conn = await asyncpg.connect(dsn)
     try:
@@ -171,6 +178,9 @@ async def ingest_raw(
         await conn.set_type_codec(
             "vector", schema=vector_schema, encoder=encode_vector, decoder=decode_vector, format="binary"
         )
+        await conn.set_type_codec(
+            "tsvector", schema="pg_catalog", encoder=encode_tsvector, decoder=decode_tsvector, format="binary"
+        )
         await conn.execute(
             f"CREATE TABLE {table} (row_id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, "
             "document_id text NOT NULL, chunk_id text NOT NULL, ordinal integer NOT NULL, content text NOT NULL, "
@@ -178,24 +188,34 @@ async def ingest_raw(
             "term_count integer NOT NULL, lexemes tsvector NOT NULL, "
             f"embedding vector({vectors.shape[1]}) NOT NULL, UNIQUE (document_id, chunk_id))"
         )
+        await conn.execute(f"ALTER TABLE {table} ALTER COLUMN embedding SET STORAGE MAIN")
         await conn.execute(
             "CREATE TEMP TABLE IF NOT EXISTS s (document_id text, chunk_id text, ordinal int, content text, "
             "start_offset int, end_offset int, metadata text, term_count int, lexemes text, "
             "embedding vector) ON COMMIT DELETE ROWS"
         )
-        prepared = [] if tokenise_in_timer else [_raw_row(i, corpus[i], vectors[i]) for i in range(len(corpus))]
+        columns = [
+            "document_id", "chunk_id", "ordinal", "content", "start_offset", "end_offset", "metadata",
+            "term_count", "lexemes", "embedding",
+        ]  # fmt: skip
+        schema_name, table_name = (part.strip('"') for part in table.split("."))
+
+        def row(i: int) -> tuple[Any, ...]:
+            values = _raw_row(i, corpus[i], vectors[i])
+            return (*values[:8], tsvector_literal(values[8]), values[9]) if staging else values
+
+        prepared = [] if tokenise_in_timer else [row(i) for i in range(len(corpus))]
         started = time.perf_counter()
         for start in range(0, len(corpus), batch):
             stop = min(start + batch, len(corpus))
-            if tokenise_in_timer:
-                rows = [_raw_row(i, corpus[i], vectors[i]) for i in range(start, stop)]
-            else:
-                rows = prepared[start:stop]
+            rows = [row(i) for i in range(start, stop)] if tokenise_in_timer else prepared[start:stop]
             async with conn.transaction():
-                await conn.copy_records_to_table("s", records=rows)
+                if not staging:
+                    await conn.copy_records_to_table(table_name, schema_name=schema_name, records=rows, columns=columns)
+                    continue
+                await conn.copy_records_to_table("s", records=rows, columns=columns)
                 await conn.execute(
-                    f"INSERT INTO {table} (document_id, chunk_id, ordinal, content, start_offset, end_offset, "
-                    "metadata, term_count, lexemes, embedding) SELECT document_id, chunk_id, ordinal, "
+                    f"INSERT INTO {table} ({', '.join(columns)}) SELECT document_id, chunk_id, ordinal, "
                     "content, start_offset, end_offset, metadata::jsonb, term_count, lexemes::tsvector, "
                     "embedding FROM s"
                 )
@@ -389,16 +409,24 @@ async def ingest_all(
     args: argparse.Namespace, dsn: str, store: PostgresVectorStore, schema: str, corpus: list[str], vectors: np.ndarray
 ) -> dict[str, Any]:
     """Interleaved repeats; the last store index is kept for the search measurements."""
-    runs: dict[str, list[float]] = {"store": [], "raw_copy": [], "raw_copy_tokenising": [], "langchain": []}
+    runs: dict[str, list[float]] = {
+        "store": [], "raw_copy": [], "raw_copy_tokenising": [], "raw_copy_staging": [], "langchain": []
+    }  # fmt: skip
     lc_rows = min(args.langchain_rows or args.rows, args.rows)
     for r in range(args.repeat):
         name = f"bench{r}"
         runs["store"].append(args.rows / await ingest_store(store, name, corpus, vectors, args.batch))
         if r < args.repeat - 1:
             await store.drop_index(name)
-        for key, tokenise in (("raw_copy", False), ("raw_copy_tokenising", True)):
+        for key, tokenise, staging in (
+            ("raw_copy", False, False),
+            ("raw_copy_tokenising", True, False),
+            ("raw_copy_staging", False, True),
+        ):
             table = f'"{schema}".raw_chunks_{r}'
-            seconds = await ingest_raw(dsn, table, corpus, vectors, args.batch, tokenise_in_timer=tokenise)
+            seconds = await ingest_raw(
+                dsn, table, corpus, vectors, args.batch, tokenise_in_timer=tokenise, staging=staging
+            )
             runs[key].append(args.rows / seconds)
         if not args.no_langchain:
             seconds = await asyncio.to_thread(
@@ -414,8 +442,10 @@ async def ingest_all(
         "store_rows_per_s": store_rate,
         "raw_copy_rows_per_s": _median(runs["raw_copy"]),
         "raw_copy_tokenising_rows_per_s": _median(runs["raw_copy_tokenising"]),
+        "raw_copy_staging_rows_per_s": _median(runs["raw_copy_staging"]),
         "store_vs_raw": store_rate / _median(runs["raw_copy"]),
         "store_vs_raw_tokenising": store_rate / _median(runs["raw_copy_tokenising"]),
+        "store_vs_raw_staging": store_rate / _median(runs["raw_copy_staging"]),
     }
     if runs["langchain"]:
         out |= {

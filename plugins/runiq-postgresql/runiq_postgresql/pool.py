@@ -18,7 +18,7 @@ import numpy as np
 
 from runiq_postgresql.schema import ExtensionSchemas
 
-__all__ = ["PoolSettings", "acquire_pool", "encode_vector", "release_pool"]
+__all__ = ["PoolSettings", "acquire_pool", "encode_tsvector", "encode_vector", "release_pool"]
 
 
 def encode_vector(value: Any) -> bytes:
@@ -27,6 +27,17 @@ def encode_vector(value: Any) -> bytes:
         return bytes(value)
     array = np.asarray(value, dtype=">f4").reshape(-1)
     return struct.pack(">HH", array.shape[0], 0) + array.tobytes()
+
+
+def encode_tsvector(value: Any) -> bytes:
+    """``tsvector`` parameters are wire-format bytes built by :func:`runiq_postgresql.lexical.chunk_terms`."""
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value)
+    raise TypeError("tsvector values are sent in the binary wire format (lexical.chunk_terms)")
+
+
+def decode_tsvector(data: bytes) -> bytes:
+    return bytes(data)
 
 
 def decode_vector(data: bytes) -> np.ndarray:
@@ -91,6 +102,10 @@ async def acquire_pool(dsn: str, extensions: ExtensionSchemas, settings: PoolSet
             async def init(conn: asyncpg.Connection) -> None:
                 await conn.set_type_codec(
                     "vector", schema=vector_schema, encoder=encode_vector, decoder=decode_vector, format="binary"
+                )
+                # Chunk rows carry tsvectors built in Python: binary COPY sends them as they are.
+                await conn.set_type_codec(
+                    "tsvector", schema="pg_catalog", encoder=encode_tsvector, decoder=decode_tsvector, format="binary"
                 )
 
             pool = await asyncpg.create_pool(

@@ -28,8 +28,8 @@ from runiq_postgresql.schema import (
 
 __all__ = ["BM25_B", "BM25_K1", "IndexSql", "SchemaSql"]
 
-# Row values arrive as text where the column type has no asyncpg codec of ours (rows.row_columns).
-_INSERT_CASTS = {"metadata": "::text::jsonb", "embedding": "::vector", "lexemes": "::text::tsvector"}
+# Row values (rows.row_columns): metadata is JSON text, embedding and lexemes are binary (pool codecs).
+_INSERT_CASTS = {"metadata": "::jsonb", "embedding": "::vector", "lexemes": "::tsvector"}
 
 BM25_K1 = 1.5
 BM25_B = 0.75
@@ -106,7 +106,9 @@ class SchemaSql:
 class IndexSql:
     """Statements on one index's chunk table."""
 
-    table: str
+    table: str  # quoted and schema-qualified
+    schema_name: str  # unquoted, for COPY (asyncpg quotes them)
+    table_name: str
     insert_chunk: str
     delete_chunks: str
     search_exact: str
@@ -133,6 +135,8 @@ class IndexSql:
                 ann, ann_f = (_search_ann(t, metric, dimensions, filtered=f) for f in (False, True))
         return cls(
             table=t,
+            schema_name=schema,
+            table_name=chunk_table_name(index_id),
             insert_chunk=(f"INSERT INTO {t} ({', '.join(row)}) VALUES ({values})"),
             delete_chunks=(
                 f"WITH old AS (DELETE FROM {t} WHERE document_id = ANY($1::text[]) RETURNING lexemes, term_count), "
