@@ -32,7 +32,9 @@ caches or bloat.
   BEIR collection, one chunk per document, through the sentence-transformers plugin and the
   ``beir_eval`` vector cache (``benchmarks/.cache``).
 * Lexical and hybrid p50: BM25 over the same chunks, and both halves run concurrently as the
-  retriever's hybrid mode does.
+  retriever's hybrid mode does. The synthetic texts draw from a 36-word vocabulary (BM25's worst
+  case: a word query matches nearly every chunk); ``--cisi DIR`` adds the same figures on real text,
+  the collection's documents repeated up to ``--rows`` chunks, queried with its own questions.
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ from runiq_postgresql import PostgresStoreOptions, PostgresVectorStore
 from runiq_postgresql.lexical import chunk_terms
 from runiq_postgresql.pool import SESSION_EF_SEARCH
 from runiq_postgresql.rows import query_vector
+from runiq_postgresql.schema import TOAST_TUPLE_TARGET
 
 from runiq.rag import IndexSpec, RagChunk, StoredDocument, parse_lexical_query
 
@@ -186,7 +189,8 @@ async def ingest_raw(
             "document_id text NOT NULL, chunk_id text NOT NULL, ordinal integer NOT NULL, content text NOT NULL, "
             "start_offset integer NOT NULL, end_offset integer NOT NULL, metadata jsonb NOT NULL, "
             "term_count integer NOT NULL, lexemes tsvector NOT NULL, "
-            f"embedding vector({vectors.shape[1]}) NOT NULL, UNIQUE (document_id, chunk_id))"
+            f"embedding vector({vectors.shape[1]}) NOT NULL, UNIQUE (document_id, chunk_id)) "
+            f"WITH (toast_tuple_target = {TOAST_TUPLE_TARGET})"  # the store's chunk-table storage
         )
         await conn.execute(f"ALTER TABLE {table} ALTER COLUMN embedding SET STORAGE MAIN")
         await conn.execute(
@@ -373,8 +377,9 @@ async def lexical_latency(store: PostgresVectorStore, name: str, vectors: np.nda
     }
 
 
-async def cisi_embeddings(data_dir: Path) -> tuple[list[str], list[str], np.ndarray, np.ndarray]:
-    """all-MiniLM-L6-v2 vectors of a BEIR collection's documents and queries, cached as beir_eval caches them."""
+async def cisi_embeddings(data_dir: Path) -> tuple[list[str], list[str], np.ndarray, np.ndarray, list[str]]:
+    """all-MiniLM-L6-v2 vectors (unit length) of a BEIR collection's documents and queries, cached as
+    beir_eval caches them, and the query texts."""
     from benchmarks._beir import load_beir
     from benchmarks.beir_eval import CachingEmbeddingPlugin, quiet_logging
     from runiq.plugins.host import PluginHost
@@ -391,25 +396,77 @@ async def cisi_embeddings(data_dir: Path) -> tuple[list[str], list[str], np.ndar
     texts_ = [collection.document_text(d) for d in doc_ids]
     async with spec.factory(spec.validate_options({}, context="postgres_store")) as client:
         docs = np.asarray(await client.embed(texts_, EmbeddingInputKind.DOCUMENT), dtype=np.float32)
-        queries = np.asarray(await client.embed(list(collection.queries.values()), EmbeddingInputKind.QUERY))
-    return doc_ids, texts_, docs, queries.astype(np.float32)
-
-
-async def cisi_vector(store: PostgresVectorStore, data_dir: Path) -> dict[str, Any]:
-    doc_ids, texts_, docs, queries = await cisi_embeddings(data_dir)
+        query_texts = list(collection.queries.values())
+        queries = np.asarray(await client.embed(query_texts, EmbeddingInputKind.QUERY), dtype=np.float32)
     docs = docs / np.linalg.norm(docs, axis=1, keepdims=True)
     queries = queries / np.linalg.norm(queries, axis=1, keepdims=True)
+    return doc_ids, texts_, docs, queries, query_texts
+
+
+async def cisi_vector(
+    store: PostgresVectorStore, data_dir: Path, embedded: tuple[list[str], list[str], np.ndarray, np.ndarray]
+) -> dict[str, Any]:
+    doc_ids, texts_, docs, queries = embedded
     name = "cisi"
     await store.ensure_index(IndexSpec(name=name, dimensions=docs.shape[1], embedding_model="all-MiniLM-L6-v2"))
-    items = []
-    for i, (doc, text) in enumerate(zip(doc_ids, texts_, strict=True)):
-        chunk = RagChunk(document_id=doc, chunk_id=f"{doc}#0", ordinal=0, content=text, start=0, end=len(text))
-        items.append((StoredDocument(document_id=doc, content_hash="h"), [chunk], docs[i : i + 1]))
-    await store.replace_documents(name, items)
+    await store.replace_documents(name, _items(doc_ids, texts_, docs))
     await force_ann(store, name)
     return {"collection": Path(data_dir).name, "documents": len(doc_ids)} | await vector_latency(
         store, name, docs, queries, doc_ids
     )
+
+
+def _items(doc_ids: list[str], texts_: list[str], vectors: np.ndarray) -> list[Any]:
+    items = []
+    for i, (doc, text) in enumerate(zip(doc_ids, texts_, strict=True)):
+        chunk = RagChunk(document_id=doc, chunk_id=f"{doc}#0", ordinal=0, content=text, start=0, end=len(text))
+        items.append((StoredDocument(document_id=doc, content_hash="h"), [chunk], vectors[i : i + 1]))
+    return items
+
+
+async def cisi_lexical(
+    store: PostgresVectorStore,
+    data_dir: Path,
+    embedded: tuple[list[str], list[str], np.ndarray, np.ndarray],
+    query_texts: list[str],
+    rows: int,
+    batch: int,
+) -> dict[str, Any]:
+    """Lexical and hybrid latency on real text: the collection's documents repeated up to ``rows``
+    chunks (a real vocabulary and term distribution, every document frequency scaled alike) and its
+    own natural-language queries, the semantic half on the documents' MiniLM vectors."""
+    doc_ids, texts_, docs, queries = embedded
+    copies = -(-rows // len(doc_ids))
+    ids = [f"{doc}~{k}" for k in range(copies) for doc in doc_ids][:rows]
+    corpus = (texts_ * copies)[:rows]
+    vectors = np.tile(docs, (copies, 1))[:rows]
+    name = "cisi_lexical"
+    await store.ensure_index(IndexSpec(name=name, dimensions=docs.shape[1], embedding_model="all-MiniLM-L6-v2"))
+    async with store.bulk_load(name):
+        for start in range(0, rows, batch):
+            stop = min(start + batch, rows)
+            await store.replace_documents(name, _items(ids[start:stop], corpus[start:stop], vectors[start:stop]))
+    await force_ann(store, name)
+    times: dict[str, list[float]] = {"lexical": [], "hybrid": []}
+    for text, vector in zip(query_texts, queries, strict=True):
+        query = parse_lexical_query(text)
+        await store.lexical_search(name, query, top_k=10)  # warm-up
+        started = time.perf_counter()
+        await store.lexical_search(name, query, top_k=10)
+        times["lexical"].append(time.perf_counter() - started)
+        started = time.perf_counter()
+        await asyncio.gather(store.lexical_search(name, query, top_k=40), store.search(name, vector, top_k=40))
+        times["hybrid"].append(time.perf_counter() - started)
+    return {
+        "collection": Path(data_dir).name,
+        "chunks": rows,
+        "copies": copies,
+        "queries": len(query_texts),
+        "lexical_p50_ms": percentile(times["lexical"], 50),
+        "lexical_p95_ms": percentile(times["lexical"], 95),
+        "hybrid_p50_ms": percentile(times["hybrid"], 50),
+        "hybrid_p95_ms": percentile(times["hybrid"], 95),
+    }
 
 
 def _median(values: list[float]) -> float:
@@ -485,7 +542,12 @@ async def run(args: argparse.Namespace, dsn: str) -> dict[str, Any]:
         results["vector"] = await vector_latency(store, name, vectors, queries, ids)
         results |= await lexical_latency(store, name, vectors, args.queries)
         if args.cisi is not None:
-            results["vector_cisi_minilm"] = await cisi_vector(store, args.cisi)
+            doc_ids, texts_, docs, query_vectors, query_texts = await cisi_embeddings(args.cisi)
+            embedded = (doc_ids, texts_, docs, query_vectors)
+            results["vector_cisi_minilm"] = await cisi_vector(store, args.cisi, embedded)
+            results["lexical_cisi_repeated"] = await cisi_lexical(
+                store, args.cisi, embedded, query_texts, args.rows, args.batch
+            )
     return results
 
 

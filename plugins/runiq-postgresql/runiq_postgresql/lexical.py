@@ -25,13 +25,24 @@ from __future__ import annotations
 
 import struct
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import chain
 
 from runiq.rag.lexical.options import DEFAULT_ANALYZER
 from runiq.rag.lexical.query import MAX_QUERY_TERMS, LexicalQuery
 from runiq.rag.lexical.tokenizer import Analyzer
 
-__all__ = ["ChunkTerms", "QueryTerms", "chunk_terms", "query_terms", "substring_pattern", "tsvector_literal"]
+__all__ = [
+    "ChunkTerms",
+    "QueryTerms",
+    "SliceTerms",
+    "chunk_terms",
+    "query_terms",
+    "slice_terms",
+    "substring_pattern",
+    "tsvector_literal",
+]
 
 MAX_LEXEME_BYTES = 2046
 MAX_POSITION = 16383
@@ -63,6 +74,33 @@ class ChunkTerms:
     tsvector: bytes
     term_count: int
     lexemes: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SliceTerms:
+    """The lexical columns of a run of chunks, and the run's document frequencies for the BM25 statistics.
+
+    What a bulk write needs from tokenising: per chunk the ``tsvector`` and BM25 length, and per
+    lexeme the number of chunks holding it. The helper process answers with this rather than one
+    :class:`ChunkTerms` per chunk, whose distinct lexemes would cross the pipe only to be counted.
+    """
+
+    tsvectors: list[bytes]
+    term_counts: list[int]
+    frequencies: Counter[str]
+
+
+def slice_terms(contents: Iterable[str], analyzer: Analyzer = DEFAULT_ANALYZER) -> SliceTerms:
+    tsvectors: list[bytes] = []
+    term_counts: list[int] = []
+    lexemes: list[tuple[str, ...]] = []
+    for content in contents:
+        terms = chunk_terms(content, analyzer)
+        tsvectors.append(terms.tsvector)
+        term_counts.append(terms.term_count)
+        lexemes.append(terms.lexemes)
+    # Counter over an iterable counts in C; each chunk's lexemes are distinct, so this is the df.
+    return SliceTerms(tsvectors, term_counts, Counter(chain.from_iterable(lexemes)))
 
 
 # Wire format (tsvectorrecv): int32 lexeme count, then per lexeme its UTF-8 bytes, NUL, uint16

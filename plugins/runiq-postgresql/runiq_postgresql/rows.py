@@ -9,17 +9,14 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
 from runiq.rag.documents import MetadataValue, RagChunk
 from runiq.rag.errors import RagValidationError, VectorDimensionMismatchError
-from runiq.rag.lexical.options import DEFAULT_ANALYZER
-from runiq.rag.lexical.tokenizer import Analyzer
 from runiq.rag.stores.base import DistanceMetric, IndexSpec, StoredDocument
-from runiq_postgresql.lexical import ChunkTerms, chunk_terms
 
 __all__ = [
     "PreparedDocument",
@@ -27,7 +24,6 @@ __all__ = [
     "filter_json",
     "metadata_json",
     "add_terms",
-    "prepare_document",
     "prepare_many",
     "prepare_rows",
     "query_vector",
@@ -105,7 +101,6 @@ class PreparedDocument:
     document: StoredDocument
     metadata: str
     rows: list[tuple[object, ...]]
-    lexemes: list[tuple[str, ...]] = field(default_factory=list)  # each chunk's distinct lexemes
     total_terms: int = 0
 
 
@@ -151,19 +146,6 @@ def prepare_many(
     return out
 
 
-def prepare_document(
-    spec: IndexSpec,
-    document: StoredDocument,
-    chunks: Sequence[RagChunk],
-    vectors: npt.ArrayLike | None,
-    analyzer: Analyzer = DEFAULT_ANALYZER,
-) -> PreparedDocument:
-    """Validated rows for one document, lexical terms included."""
-    prepared = prepare_rows(spec, document, chunks, vectors)
-    add_terms(prepared, [chunk_terms(chunk_content(chunk), analyzer) for chunk in chunks])
-    return prepared
-
-
 def prepare_rows(
     spec: IndexSpec,
     document: StoredDocument,
@@ -201,15 +183,14 @@ def prepare_rows(
     return prepared
 
 
-def add_terms(prepared: PreparedDocument, terms: Sequence[ChunkTerms]) -> None:
-    """Complete each row with its chunk's ``term_count, lexemes`` and count the BM25 statistics."""
-    if len(terms) != len(prepared.rows):
-        raise ValueError("one ChunkTerms per chunk is required")
+def add_terms(prepared: PreparedDocument, tsvectors: Sequence[bytes], term_counts: Sequence[int]) -> None:
+    """Complete each row with its chunk's ``term_count, lexemes`` (one of each per row, in row order)."""
     rows = prepared.rows
-    for i, chunk_lexical in enumerate(terms):
-        rows[i] = (*rows[i], chunk_lexical.term_count, chunk_lexical.tsvector)
-        prepared.lexemes.append(chunk_lexical.lexemes)
-        prepared.total_terms += chunk_lexical.term_count
+    if len(tsvectors) != len(rows) or len(term_counts) != len(rows):
+        raise ValueError("one tsvector and one term count per chunk are required")
+    for i, (tsvector, term_count) in enumerate(zip(tsvectors, term_counts, strict=True)):
+        rows[i] = (*rows[i], term_count, tsvector)
+    prepared.total_terms += sum(term_counts)
 
 
 def query_vector(spec: IndexSpec, vector: npt.ArrayLike) -> bytes:

@@ -19,9 +19,8 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from enum import StrEnum
-from itertools import chain
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, NamedTuple, Self
 
 import asyncpg
 import numpy.typing as npt
@@ -42,7 +41,7 @@ from runiq.rag.stores.base import (
 from runiq_postgresql import bulk
 from runiq_postgresql.embedded import acquire_embedded_server, release_embedded_server
 from runiq_postgresql.errors import STORE_KIND, guarded, mapped
-from runiq_postgresql.lexical import ChunkTerms, chunk_terms, query_terms
+from runiq_postgresql.lexical import SliceTerms, query_terms, slice_terms
 from runiq_postgresql.pool import SESSION_EF_SEARCH, PoolSettings, acquire_pool, release_pool
 from runiq_postgresql.queries import IndexSql, SchemaSql
 from runiq_postgresql.rows import (
@@ -50,7 +49,6 @@ from runiq_postgresql.rows import (
     add_terms,
     chunk_content,
     filter_json,
-    prepare_document,
     prepare_many,
     query_vector,
     validate_name,
@@ -80,6 +78,13 @@ _PIPELINE_SLICE_CHUNKS = 2000  # a bulk replace is tokenised and merged in slice
 _PROCESS_TOKENISE_CHUNKS = 256  # slices this large are tokenised by the helper process (when enabled)
 
 
+class _Prepared(NamedTuple):
+    """Rows of a run of documents and the run's document frequencies (lexeme -> chunks holding it)."""
+
+    documents: list[PreparedDocument]
+    frequencies: Counter[str]
+
+
 @dataclass(slots=True)
 class _StatsDelta:
     """Net change of the BM25 statistics (document frequencies, chunk count, total length) of one write."""
@@ -89,15 +94,14 @@ class _StatsDelta:
     terms: int = 0
 
     @classmethod
-    def of(cls, old: asyncpg.Record | None, new: Sequence[PreparedDocument]) -> _StatsDelta:
+    def of(cls, old: asyncpg.Record | None, new: _Prepared) -> _StatsDelta:
         stats = cls()
         stats.add(old, new)
         return stats
 
-    def add(self, old: asyncpg.Record | None, new: Sequence[PreparedDocument]) -> None:
-        # Counter.update over an iterable counts in C; over a mapping it loops in Python.
-        self.frequencies.update(chain.from_iterable(lexemes for doc in new for lexemes in doc.lexemes))
-        for doc in new:
+    def add(self, old: asyncpg.Record | None, new: _Prepared) -> None:
+        self.frequencies.update(new.frequencies)
+        for doc in new.documents:
             self.chunks += len(doc.rows)
             self.terms += doc.total_terms
         if old is not None:
@@ -345,7 +349,7 @@ class PostgresVectorStore:
             await self._write_bulk(index, [(document, chunks, vectors)])
             return
         prepared = await self._prepare(index, [(document, chunks, vectors)])
-        doc = prepared[0]
+        doc = prepared.documents[0]
         async with self.pool.acquire() as conn, conn.transaction():
             await conn.execute(
                 self._sql.upsert_document,
@@ -418,14 +422,14 @@ class PostgresVectorStore:
         await self._maybe_analyze(index, max(total, 1000))
         await self._maybe_build_ann(index, total)
 
-    async def _prepare(self, index: _Index, items: Sequence[_Item]) -> list[PreparedDocument]:
+    async def _prepare(self, index: _Index, items: Sequence[_Item]) -> _Prepared:
         """Rows and lexical terms; large slices are tokenised by the helper process meanwhile."""
         spec = index.spec
-        chunk_total = sum(len(chunks) for _, chunks, _ in items)
-        if chunk_total <= _THREAD_PREPARE_CHUNKS:
-            return [prepare_document(spec, doc, chunks, vectors, self._analyzer) for doc, chunks, vectors in items]
         contents = [chunk_content(chunk) for _, chunks, _ in items for chunk in chunks]
-        terms = asyncio.ensure_future(self._worker_terms(contents)) if chunk_total >= _PROCESS_TOKENISE_CHUNKS else None
+        if len(contents) <= _THREAD_PREPARE_CHUNKS:
+            return _with_terms(prepare_many(spec, items), slice_terms(contents, self._analyzer))
+        in_helper = len(contents) >= _PROCESS_TOKENISE_CHUNKS
+        terms = asyncio.ensure_future(self._worker_terms(contents)) if in_helper else None
         try:
             prepared = await asyncio.to_thread(prepare_many, spec, items)
         except Exception:
@@ -438,21 +442,16 @@ class PostgresVectorStore:
             raise
         computed = None if terms is None else await terms
         if computed is None:
-            analyzer = self._analyzer
-            computed = await asyncio.to_thread(lambda: [chunk_terms(content, analyzer) for content in contents])
-        start = 0
-        for doc in prepared:
-            add_terms(doc, computed[start : start + len(doc.rows)])
-            start += len(doc.rows)
-        return prepared
+            computed = await asyncio.to_thread(slice_terms, contents, self._analyzer)
+        return _with_terms(prepared, computed)
 
-    async def _worker_terms(self, contents: list[str]) -> list[ChunkTerms] | None:
+    async def _worker_terms(self, contents: list[str]) -> SliceTerms | None:
         """Lexical terms from the tokenising process, or None (tokenise here) when it is off or gone."""
         worker = self._worker
         if worker is None or not worker.available:
             return None
         try:
-            return await worker.chunk_terms(contents)
+            return await worker.slice_terms(contents)
         except WorkerUnavailable:
             return None
 
@@ -461,9 +460,7 @@ class PostgresVectorStore:
         slices = _slices(items, _PIPELINE_SLICE_CHUNKS)
         async with self.pool.acquire() as conn, conn.transaction():
             stats = _StatsDelta()
-            pending: asyncio.Future[list[PreparedDocument]] | None = asyncio.ensure_future(
-                self._prepare(index, slices[0])
-            )
+            pending: asyncio.Future[_Prepared] | None = asyncio.ensure_future(self._prepare(index, slices[0]))
             try:
                 for k in range(len(slices)):
                     assert pending is not None
@@ -472,7 +469,7 @@ class PostgresVectorStore:
                     pending = (
                         asyncio.ensure_future(self._prepare(index, slices[k + 1])) if k + 1 < len(slices) else None
                     )
-                    old = await bulk.write(conn, self._sql, index.sql, index.index_id, index.spec, prepared)
+                    old = await bulk.write(conn, self._sql, index.sql, index.index_id, index.spec, prepared.documents)
                     stats.add(old, prepared)
             finally:
                 if pending is not None and not pending.done():
@@ -513,7 +510,7 @@ class PostgresVectorStore:
             await conn.fetch(self._sql.lock_documents, index.index_id, ids)
             old = await conn.fetchrow(index.sql.delete_chunks, ids)
             deleted = await conn.fetch(self._sql.delete_documents, index.index_id, ids)
-            await self._apply_stats(conn, index, _StatsDelta.of(old, []))
+            await self._apply_stats(conn, index, _StatsDelta.of(old, _Prepared([], Counter())))
         return len(deleted)
 
     # -- approximate index -------------------------------------------------------------------
@@ -648,6 +645,16 @@ class PostgresVectorStore:
         else:
             extra = await conn.fetch(index.sql.substring_filtered, pattern, limit, where)
         return [row for row in extra if (row["document_id"], row["chunk_id"]) not in seen]
+
+
+def _with_terms(documents: list[PreparedDocument], terms: SliceTerms) -> _Prepared:
+    """Complete the documents' rows with their chunks' terms (``terms`` holds them in chunk order)."""
+    start = 0
+    for doc in documents:
+        stop = start + len(doc.rows)
+        add_terms(doc, terms.tsvectors[start:stop], terms.term_counts[start:stop])
+        start = stop
+    return _Prepared(documents, terms.frequencies)
 
 
 def _metadata(text: str) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 import structlog
 
 from runiq.rag.lexical.options import LexicalOptions
-from runiq_postgresql.lexical import ChunkTerms
+from runiq_postgresql.lexical import SliceTerms
 
 __all__ = ["HEADER", "TokenisingWorker", "WorkerUnavailable", "frame", "read_frame"]
 
@@ -61,8 +61,8 @@ class TokenisingWorker:
     def available(self) -> bool:
         return not self._failed
 
-    async def chunk_terms(self, contents: Sequence[str]) -> list[ChunkTerms]:
-        """The same values as ``lexical.chunk_terms`` per content, computed in the child."""
+    async def slice_terms(self, contents: Sequence[str]) -> SliceTerms:
+        """The same value as ``lexical.slice_terms(contents)``, computed in the child."""
         async with self._lock:
             try:
                 process = await self._started()
@@ -77,10 +77,11 @@ class TokenisingWorker:
             except asyncio.CancelledError:
                 self._discard()  # its reply would answer the next request: start a fresh child next time
                 raise
-        if not isinstance(reply, list):
+        if not isinstance(reply, tuple):
             await self._fail(str(reply))  # the child's error frame: an exception type name
             raise WorkerUnavailable
-        return [ChunkTerms(tsvector=t, term_count=n, lexemes=lex) for t, n, lex in reply]
+        tsvectors, term_counts, frequencies = reply
+        return SliceTerms(tsvectors=tsvectors, term_counts=term_counts, frequencies=frequencies)
 
     async def _started(self) -> asyncio.subprocess.Process:
         if self._failed:

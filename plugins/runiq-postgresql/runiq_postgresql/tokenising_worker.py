@@ -2,8 +2,8 @@
 
 ``python -m runiq_postgresql.tokenising_worker STOPWORDS STEMMER``
 
-Reads length-prefixed pickled lists of chunk contents on stdin and answers each with a list of
-``(tsvector, term_count, lexemes)``; exits at end of input. On an error it answers with the
+Reads length-prefixed pickled lists of chunk contents on stdin and answers each with the fields of
+:class:`~runiq_postgresql.lexical.SliceTerms` as a tuple; exits at end of input. On an error it answers with the
 exception's type name (a ``str``, never content) and exits.
 """
 
@@ -14,7 +14,7 @@ import sys
 from typing import BinaryIO
 
 from runiq.rag.lexical.options import LexicalOptions
-from runiq_postgresql.lexical import chunk_terms
+from runiq_postgresql.lexical import slice_terms
 from runiq_postgresql.tokenising import HEADER, frame
 
 
@@ -31,10 +31,8 @@ def serve(stdin: BinaryIO, stdout: BinaryIO, lexical: LexicalOptions) -> None:
             return
         try:
             contents = pickle.loads(body)  # noqa: S301 - our parent, over a private pipe
-            reply: object = [
-                (terms.tsvector, terms.term_count, terms.lexemes)
-                for terms in (chunk_terms(content, analyzer) for content in contents)
-            ]
+            terms = slice_terms(contents, analyzer)
+            reply: object = (terms.tsvectors, terms.term_counts, terms.frequencies)
         except Exception as exc:  # reported by type only; the parent falls back to a thread
             stdout.write(frame(type(exc).__name__))
             stdout.flush()

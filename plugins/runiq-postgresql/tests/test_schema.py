@@ -90,6 +90,44 @@ async def test_an_index_from_schema_v1_is_marked_with_the_legacy_analyzer(postgr
         await conn.close()
 
 
+async def test_chunk_tables_from_before_v3_get_the_inline_storage_parameter(postgres_dsn: str, schema: str) -> None:
+    """v2 -> v3 sets ``toast_tuple_target`` on every existing chunk table, and new tables are created with it."""
+    from runiq_postgresql.schema import MIGRATIONS, TOAST_TUPLE_TARGET, chunk_table_ddl
+
+    options = f"toast_tuple_target={TOAST_TUPLE_TARGET}"
+    conn = await asyncpg.connect(postgres_dsn)
+    try:
+        await conn.execute(f'CREATE SCHEMA "{schema}"')
+        await conn.execute(
+            f'CREATE TABLE "{schema}".schema_version (version integer PRIMARY KEY, description text NOT NULL, '
+            "applied_at timestamptz NOT NULL DEFAULT now())"
+        )
+        for migration in MIGRATIONS(f'"{schema}"')[:2]:
+            for statement in migration.statements:
+                await conn.execute(statement)
+            await conn.execute(
+                f'INSERT INTO "{schema}".schema_version VALUES ($1, $2)', migration.version, migration.description
+            )
+        old_id = await conn.fetchval(
+            f"INSERT INTO \"{schema}\".indexes (name, metric) VALUES ('old', 'cosine') RETURNING index_id"
+        )
+        storage = f" WITH (toast_tuple_target = {TOAST_TUPLE_TARGET})"
+        v2_table = chunk_table_ddl(schema, old_id, None)[0].replace(storage, "")
+        assert "toast_tuple_target" not in v2_table
+        await conn.execute(v2_table)
+        await conn.execute(f"INSERT INTO \"{schema}\".indexes (name, metric) VALUES ('no-table', 'cosine')")
+        reloptions = "SELECT reloptions FROM pg_class WHERE oid = to_regclass($1)"
+        assert await conn.fetchval(reloptions, f'"{schema}".chunks_{old_id}') is None
+        await migrate(conn, schema, create_extensions=True)
+        assert await schema_version(conn, schema) == LATEST_VERSION
+        assert await conn.fetchval(reloptions, f'"{schema}".chunks_{old_id}') == [options]
+        for statement in chunk_table_ddl(schema, 999, 3):
+            await conn.execute(statement)
+        assert await conn.fetchval(reloptions, f'"{schema}".chunks_999') == [options]
+    finally:
+        await conn.close()
+
+
 async def test_reopening_an_index_with_other_analyzer_options_is_refused(postgres_dsn: str, schema: str) -> None:
     """BM25 statistics depend on the analyzer: a store with other stopwords/stemmer must not mix them in."""
     from runiq.rag import DistanceMetric, IndexSpec, RagConfigurationError

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import io
 import random
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -15,7 +16,7 @@ from runiq.rag.lexical.options import LexicalOptions
 from runiq.rag.testing import CANARY, make_chunks
 from runiq_postgresql import PostgresStoreOptions, PostgresVectorStore
 from runiq_postgresql import tokenising as tokenising_module
-from runiq_postgresql.lexical import chunk_terms
+from runiq_postgresql.lexical import chunk_terms, slice_terms
 from runiq_postgresql.tokenising import TokenisingWorker, WorkerUnavailable, frame
 from runiq_postgresql.tokenising_worker import serve
 
@@ -52,18 +53,23 @@ async def test_worker_terms_equal_in_process_terms(stemmer: str) -> None:
     texts = [*_texts(300), "", "   ", "ünïcødé CS1503 v1.2.3 snake_case_name", "x" * 30_000]
     worker = TokenisingWorker(lexical)
     try:
-        computed = await worker.chunk_terms(texts)
-        again = await worker.chunk_terms(texts[:5])  # the same child answers the next request
+        computed = await worker.slice_terms(texts)
+        again = await worker.slice_terms(texts[:5])  # the same child answers the next request
     finally:
         await worker.close()
-    assert computed == [chunk_terms(text, analyzer) for text in texts]
-    assert again == computed[:5]
+    assert computed == slice_terms(texts, analyzer)
+    singles = [chunk_terms(text, analyzer) for text in texts]
+    assert computed.tsvectors == [terms.tsvector for terms in singles]
+    assert computed.term_counts == [terms.term_count for terms in singles]
+    # Document frequencies: each chunk counts each of its lexemes once.
+    assert computed.frequencies == Counter(lexeme for terms in singles for lexeme in set(terms.lexemes))
+    assert again == slice_terms(texts[:5], analyzer)
 
 
 def test_worker_reports_an_error_by_type_name_only() -> None:
     """A malformed request gets a str frame naming the exception, with no content, and the child stops."""
     stdout = io.BytesIO()
-    payload = frame([f"fine {CANARY}", None])  # None is not a str: chunk_terms raises
+    payload = frame([f"fine {CANARY}", None])  # None is not a str: tokenising raises
     serve(io.BytesIO(payload + frame(["never read"])), stdout, LexicalOptions())
     reply = stdout.getvalue()
     assert CANARY.encode() not in reply
@@ -73,19 +79,19 @@ def test_worker_reports_an_error_by_type_name_only() -> None:
 
 async def test_close_stops_the_child_and_cancel_discards_it() -> None:
     worker = TokenisingWorker(LexicalOptions())
-    await worker.chunk_terms(["warm up"])
+    await worker.slice_terms(["warm up"])
     first = worker._process
     assert first is not None
     assert first.returncode is None
 
-    request = asyncio.ensure_future(worker.chunk_terms(_texts(10) * 5_000))
+    request = asyncio.ensure_future(worker.slice_terms(_texts(10) * 5_000))
     await asyncio.sleep(0.05)
     request.cancel()
     with pytest.raises(asyncio.CancelledError):
         await request
     assert await asyncio.wait_for(first.wait(), 10) is not None  # killed: its late reply cannot be misread
 
-    assert await worker.chunk_terms(["after cancel"]) == [chunk_terms("after cancel", LexicalOptions().analyzer())]
+    assert await worker.slice_terms(["after cancel"]) == slice_terms(["after cancel"], LexicalOptions().analyzer())
     second = worker._process
     assert second is not None
     assert second is not first
@@ -98,10 +104,10 @@ async def test_a_child_that_cannot_start_marks_the_worker_unavailable(monkeypatc
     monkeypatch.setattr(tokenising_module.sys, "executable", "/nonexistent/python-for-runiq")
     worker = TokenisingWorker(LexicalOptions())
     with capture_logs() as logs, pytest.raises(WorkerUnavailable):
-        await worker.chunk_terms([f"text {CANARY}"])
+        await worker.slice_terms([f"text {CANARY}"])
     assert not worker.available
     with pytest.raises(WorkerUnavailable):  # no retry storm: it stays off
-        await worker.chunk_terms(["more"])
+        await worker.slice_terms(["more"])
     warnings = [e for e in logs if e["event"] == "postgresql.tokenising_worker_unavailable"]
     assert len(warnings) == 1
     assert warnings[0]["reason"] == "FileNotFoundError"

@@ -104,3 +104,35 @@ def test_indexed_counts_agree_with_the_analysed_terms(text: str) -> None:
     assert indexed.length == analysis.length
     positions = sorted(p for ps in indexed.positions.values() for p in ps)
     assert positions == list(range(1, len(primary_tokens(text)) + 1))
+
+
+def test_the_split_fast_path_finds_exactly_the_regex_words() -> None:
+    """Every code point is alphanumeric exactly when the word regex's ``\\w`` takes it (bar ``_``),
+    and no whitespace is, so splitting first cannot change which words are found."""
+    import re
+    import sys
+
+    from runiq.rag.lexical.tokenizer import _WORD, _raw_words
+
+    word_char = re.compile(r"\w")
+    for code in range(sys.maxunicode + 1):
+        ch = chr(code)
+        assert (ch.isalnum() or ch == "_") == bool(word_char.fullmatch(ch)), hex(code)
+        assert not (ch.isspace() and word_char.fullmatch(ch)), hex(code)
+    texts = [
+        "POL-HR-014 covers IRagRetriever, filename.cs and CS1503.",
+        "a_b __c_ _x_ ½ ² ① x²y ٣٤ 東京タワー a-b-c -a- a'b ’x a\u00a0b tab\tsep new\nline \u2028sep ǅ ﬁ",
+        "end. (paren) [x] {y} \"quoted\" 'single' a.b. ..a.. a--b a//b",
+        "",
+        "   ",
+    ]
+    for text in texts:
+        assert _raw_words(text) == _WORD.findall(text), text
+
+
+@given(st.text(alphabet=st.characters(codec="utf-8"), max_size=200))
+def test_the_split_fast_path_agrees_with_the_regex_on_any_text(text: str) -> None:
+    """Property form of the above, over arbitrary Unicode text."""
+    from runiq.rag.lexical.tokenizer import _WORD, _raw_words
+
+    assert _raw_words(text) == _WORD.findall(text)
