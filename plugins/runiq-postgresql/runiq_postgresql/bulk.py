@@ -2,8 +2,8 @@
 
 Used for large writes (``replace_documents`` and any single document with at least
 ``bulk_copy_threshold`` chunks). Per document the semantics are those of ``replace_document``; the
-whole batch commits or rolls back together. Document rows are upserted in id order so concurrent
-bulk writers lock them in the same order and cannot deadlock.
+whole batch commits or rolls back together. The store upserts document rows in id order across
+the whole batch, so concurrent bulk writers lock them in the same order and cannot deadlock.
 
 Every column travels in binary, the ``tsvector`` included (``lexical.chunk_terms`` builds its wire
 format), so COPY can write the chunk table itself: there is no staging table, no text cast and no
@@ -20,19 +20,17 @@ from runiq.rag.stores.base import IndexSpec
 from runiq_postgresql.queries import IndexSql, SchemaSql
 from runiq_postgresql.rows import PreparedDocument, row_columns
 
-__all__ = ["write"]
+__all__ = ["copy_chunks", "replace_document_rows"]
 
 
-async def write(
+async def replace_document_rows(
     conn: asyncpg.Connection,
     schema_sql: SchemaSql,
     index_sql: IndexSql,
     index_id: int,
-    spec: IndexSpec,
-    prepared: Sequence[PreparedDocument],
+    docs: Sequence[PreparedDocument],
 ) -> asyncpg.Record | None:
-    """Upsert the documents, delete their old chunks and COPY the new ones; returns the old totals."""
-    docs = sorted(prepared, key=lambda d: d.document.document_id)
+    """Upsert the documents (callers pass them in id order) and delete their old chunks; returns the old totals."""
     ids = [d.document.document_id for d in docs]
     await conn.execute(
         schema_sql.upsert_documents,
@@ -43,7 +41,13 @@ async def write(
         [d.metadata for d in docs],
         [len(d.rows) for d in docs],
     )
-    old = await conn.fetchrow(index_sql.delete_chunks, ids)
+    return await conn.fetchrow(index_sql.delete_chunks, ids)
+
+
+async def copy_chunks(
+    conn: asyncpg.Connection, index_sql: IndexSql, spec: IndexSpec, docs: Sequence[PreparedDocument]
+) -> None:
+    """Binary COPY of the documents' new chunk rows (their old chunks are already deleted)."""
     records = [row for d in docs for row in d.rows]
     if records:
         await conn.copy_records_to_table(
@@ -52,4 +56,3 @@ async def write(
             records=records,
             columns=list(row_columns(spec.dimensions is not None)),
         )
-    return old

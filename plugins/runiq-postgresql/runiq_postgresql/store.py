@@ -74,7 +74,7 @@ _METRIC_NAMES = {metric: scoring.metric_name(metric) for metric in DistanceMetri
 _Item = tuple[StoredDocument, Sequence[RagChunk], npt.ArrayLike | None]
 _THREAD_PREPARE_CHUNKS = 32  # tokenising more chunks than this runs in a worker thread
 _ANALYZED_COLUMNS = "(document_id, chunk_id, ordinal, metadata, term_count, lexemes)"
-_PIPELINE_SLICE_CHUNKS = 2000  # a bulk replace is tokenised and merged in slices of this many chunks
+_PIPELINE_SLICE_CHUNKS = 2000  # a bulk replace is tokenised and copied in slices of this many chunks
 _PROCESS_TOKENISE_CHUNKS = 256  # slices this large are tokenised by the helper process (when enabled)
 
 
@@ -83,6 +83,29 @@ class _Prepared(NamedTuple):
 
     documents: list[PreparedDocument]
     frequencies: Counter[str]
+
+
+@dataclass(slots=True)
+class _Preparing:
+    """One slice being prepared: its rows (a thread) and its lexical terms (the helper process or a thread)."""
+
+    rows: asyncio.Future[list[PreparedDocument]]
+    terms: asyncio.Future[SliceTerms]
+
+    async def settle(self, *, cancel: bool) -> None:
+        """After a failure: let both halves finish, or cancel them when the write itself was cancelled.
+
+        Cancelling kills the helper's request (its reply could otherwise answer the next one), so an
+        ordinary error waits for the reply instead and keeps the helper.
+        """
+        if cancel:
+            self.rows.cancel()
+            self.terms.cancel()
+        await asyncio.gather(self.rows, self.terms, return_exceptions=True)
+
+
+def _document_id(item: _Item) -> str:
+    return item[0].document_id
 
 
 @dataclass(slots=True)
@@ -382,7 +405,7 @@ class PostgresVectorStore:
         if not items:
             return
         index = await self._require(index_name)
-        ids = [item[0].document_id for item in items]
+        ids = [validate_name(item[0].document_id, "document id") for item in items]
         if len(set(ids)) != len(ids):
             raise RagValidationError("Each document may appear only once in a bulk replace.")
         await self._write_bulk(index, items)
@@ -423,27 +446,31 @@ class PostgresVectorStore:
         await self._maybe_build_ann(index, total)
 
     async def _prepare(self, index: _Index, items: Sequence[_Item]) -> _Prepared:
-        """Rows and lexical terms; large slices are tokenised by the helper process meanwhile."""
-        spec = index.spec
+        """Rows and lexical terms of a few documents; more than a handful of chunks are prepared off the loop."""
         contents = [chunk_content(chunk) for _, chunks, _ in items for chunk in chunks]
         if len(contents) <= _THREAD_PREPARE_CHUNKS:
-            return _with_terms(prepare_many(spec, items), slice_terms(contents, self._analyzer))
-        in_helper = len(contents) >= _PROCESS_TOKENISE_CHUNKS
-        terms = asyncio.ensure_future(self._worker_terms(contents)) if in_helper else None
+            return _with_terms(prepare_many(index.spec, items), slice_terms(contents, self._analyzer))
+        preparing = self._start_preparing(index, items)
         try:
-            prepared = await asyncio.to_thread(prepare_many, spec, items)
-        except Exception:
-            if terms is not None:
-                await asyncio.gather(terms, return_exceptions=True)  # let the helper finish its reply
+            return _with_terms(await preparing.rows, await preparing.terms)
+        except BaseException as exc:
+            await preparing.settle(cancel=isinstance(exc, asyncio.CancelledError))
             raise
-        except BaseException:
-            if terms is not None:
-                terms.cancel()
-            raise
-        computed = None if terms is None else await terms
-        if computed is None:
-            computed = await asyncio.to_thread(slice_terms, contents, self._analyzer)
-        return _with_terms(prepared, computed)
+
+    def _start_preparing(self, index: _Index, items: Sequence[_Item]) -> _Preparing:
+        """Rows in a thread and lexical terms in the helper process (or a thread), at the same time."""
+        contents = [chunk_content(chunk) for _, chunks, _ in items for chunk in chunks]
+        return _Preparing(
+            rows=asyncio.ensure_future(asyncio.to_thread(prepare_many, index.spec, items)),
+            terms=asyncio.ensure_future(self._terms(contents)),
+        )
+
+    async def _terms(self, contents: list[str]) -> SliceTerms:
+        if len(contents) >= _PROCESS_TOKENISE_CHUNKS:
+            computed = await self._worker_terms(contents)
+            if computed is not None:
+                return computed
+        return await asyncio.to_thread(slice_terms, contents, self._analyzer)
 
     async def _worker_terms(self, contents: list[str]) -> SliceTerms | None:
         """Lexical terms from the tokenising process, or None (tokenise here) when it is off or gone."""
@@ -456,25 +483,36 @@ class PostgresVectorStore:
             return None
 
     async def _write_bulk(self, index: _Index, items: Sequence[_Item]) -> None:
-        """COPY + merge in slices inside one transaction; the next slice is tokenised while this one merges."""
+        """Upsert + COPY in slices inside one transaction, overlapped with preparing the next slice.
+
+        While the helper tokenises slice k+1 the server takes slice k's chunks and then slice k+1's
+        document rows (ready long before its terms), so it waits only for what needs the terms.
+        """
+        items = sorted(items, key=_document_id)  # one lock order for document rows across all slices
         slices = _slices(items, _PIPELINE_SLICE_CHUNKS)
         async with self.pool.acquire() as conn, conn.transaction():
             stats = _StatsDelta()
-            pending: asyncio.Future[_Prepared] | None = asyncio.ensure_future(self._prepare(index, slices[0]))
+            current: _Preparing | None = self._start_preparing(index, slices[0])
+            upcoming: _Preparing | None = None
             try:
+                assert current is not None
+                old = await bulk.replace_document_rows(conn, self._sql, index.sql, index.index_id, await current.rows)
                 for k in range(len(slices)):
-                    assert pending is not None
-                    prepared = await pending
-                    # Tokenise the next slice in a worker thread while the server merges this one.
-                    pending = (
-                        asyncio.ensure_future(self._prepare(index, slices[k + 1])) if k + 1 < len(slices) else None
-                    )
-                    old = await bulk.write(conn, self._sql, index.sql, index.index_id, index.spec, prepared.documents)
+                    assert current is not None
+                    prepared = _with_terms(await current.rows, await current.terms)
+                    upcoming = self._start_preparing(index, slices[k + 1]) if k + 1 < len(slices) else None
+                    await bulk.copy_chunks(conn, index.sql, index.spec, prepared.documents)
                     stats.add(old, prepared)
-            finally:
-                if pending is not None and not pending.done():
-                    pending.cancel()
-                    await asyncio.gather(pending, return_exceptions=True)
+                    if upcoming is not None:
+                        old = await bulk.replace_document_rows(
+                            conn, self._sql, index.sql, index.index_id, await upcoming.rows
+                        )
+                    current, upcoming = upcoming, None
+            except BaseException as exc:
+                for preparing in (current, upcoming):
+                    if preparing is not None:
+                        await preparing.settle(cancel=isinstance(exc, asyncio.CancelledError))
+                raise
             total = await self._apply_stats(conn, index, stats)
         if index.loading:
             return  # bulk_load() analyses and builds the ANN index once, at the end
