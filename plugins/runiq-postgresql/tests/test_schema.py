@@ -68,20 +68,28 @@ async def test_a_partially_created_schema_converges(postgres_dsn: str, schema: s
         await conn.close()
 
 
-async def test_an_index_from_schema_v1_is_marked_with_the_legacy_analyzer(postgres_dsn: str, schema: str) -> None:
-    """Upgrading v1 -> v2 keeps existing indexes and records that they were analysed the old way."""
+async def _schema_at_version(conn: asyncpg.Connection, schema: str, version: int) -> None:
+    """The schema as an older runiq-postgresql left it: migrations up to ``version`` applied and recorded."""
     from runiq_postgresql.schema import MIGRATIONS
 
+    await conn.execute(f'CREATE SCHEMA "{schema}"')
+    await conn.execute(
+        f'CREATE TABLE "{schema}".schema_version (version integer PRIMARY KEY, description text NOT NULL, '
+        "applied_at timestamptz NOT NULL DEFAULT now())"
+    )
+    for migration in MIGRATIONS(f'"{schema}"')[:version]:
+        for statement in migration.statements:
+            await conn.execute(statement)
+        await conn.execute(
+            f'INSERT INTO "{schema}".schema_version VALUES ($1, $2)', migration.version, migration.description
+        )
+
+
+async def test_an_index_from_schema_v1_is_marked_with_the_legacy_analyzer(postgres_dsn: str, schema: str) -> None:
+    """Upgrading v1 -> v2 keeps existing indexes and records that they were analysed the old way."""
     conn = await asyncpg.connect(postgres_dsn)
     try:
-        await conn.execute(f'CREATE SCHEMA "{schema}"')
-        await conn.execute(
-            f'CREATE TABLE "{schema}".schema_version (version integer PRIMARY KEY, description text NOT NULL, '
-            "applied_at timestamptz NOT NULL DEFAULT now())"
-        )
-        for statement in MIGRATIONS(f'"{schema}"')[0].statements:
-            await conn.execute(statement)
-        await conn.execute(f"INSERT INTO \"{schema}\".schema_version VALUES (1, 'v1')")
+        await _schema_at_version(conn, schema, 1)
         await conn.execute(f"INSERT INTO \"{schema}\".indexes (name, metric) VALUES ('old', 'cosine')")
         await migrate(conn, schema, create_extensions=True)
         assert await schema_version(conn, schema) == LATEST_VERSION
@@ -92,22 +100,12 @@ async def test_an_index_from_schema_v1_is_marked_with_the_legacy_analyzer(postgr
 
 async def test_chunk_tables_from_before_v3_get_the_inline_storage_parameter(postgres_dsn: str, schema: str) -> None:
     """v2 -> v3 sets ``toast_tuple_target`` on every existing chunk table, and new tables are created with it."""
-    from runiq_postgresql.schema import MIGRATIONS, TOAST_TUPLE_TARGET, chunk_table_ddl
+    from runiq_postgresql.schema import TOAST_TUPLE_TARGET, chunk_table_ddl
 
     options = f"toast_tuple_target={TOAST_TUPLE_TARGET}"
     conn = await asyncpg.connect(postgres_dsn)
     try:
-        await conn.execute(f'CREATE SCHEMA "{schema}"')
-        await conn.execute(
-            f'CREATE TABLE "{schema}".schema_version (version integer PRIMARY KEY, description text NOT NULL, '
-            "applied_at timestamptz NOT NULL DEFAULT now())"
-        )
-        for migration in MIGRATIONS(f'"{schema}"')[:2]:
-            for statement in migration.statements:
-                await conn.execute(statement)
-            await conn.execute(
-                f'INSERT INTO "{schema}".schema_version VALUES ($1, $2)', migration.version, migration.description
-            )
+        await _schema_at_version(conn, schema, 2)
         old_id = await conn.fetchval(
             f"INSERT INTO \"{schema}\".indexes (name, metric) VALUES ('old', 'cosine') RETURNING index_id"
         )
