@@ -219,10 +219,10 @@ WITH stats AS (
     ) f CROSS JOIN stats
     WHERE f.df > 0
 ), candidates AS (
-    SELECT c.row_id, c.term_count, c.lexemes FROM {t} c
+    SELECT c.row_id, c.document_id, c.chunk_id, c.term_count, c.lexemes FROM {t} c
     WHERE c.lexemes @@ $4::text::tsquery{where}
 ), scored AS (
-    SELECT m.row_id,
+    SELECT m.row_id, m.document_id, m.chunk_id,
            coalesce(sum(q.weight * tf.n
                         / (tf.n + {BM25_K1} * (1.0 - {BM25_B} + {BM25_B} * m.term_count / stats.avgdl))), 0.0) AS score
     FROM candidates m CROSS JOIN stats
@@ -231,9 +231,13 @@ WITH stats AS (
         FROM unnest(ts_filter(setweight(m.lexemes, 'A', $2::text[]), '{{a}}')) AS u
     ) tf ON true
     {join} q ON q.term = tf.lexeme
-    GROUP BY m.row_id
+    GROUP BY m.row_id, m.document_id, m.chunk_id
+), top AS MATERIALIZED (
+    -- The top k by identity too, before any content is read: only k rows are joined back.
+    SELECT row_id, score FROM scored
+    ORDER BY round(score::numeric, 9) DESC, document_id, chunk_id
+    LIMIT $5
 )
-SELECT c.document_id, c.chunk_id, c.content, c.metadata::text AS metadata, scored.score
-FROM scored JOIN {t} c ON c.row_id = scored.row_id
-ORDER BY round(scored.score::numeric, 9) DESC, c.document_id, c.chunk_id
-LIMIT $5"""
+SELECT c.document_id, c.chunk_id, c.content, c.metadata::text AS metadata, top.score
+FROM top JOIN {t} c ON c.row_id = top.row_id
+ORDER BY round(top.score::numeric, 9) DESC, c.document_id, c.chunk_id"""

@@ -124,3 +124,20 @@ async def test_lexical_candidates_come_from_the_gin_index(pg_store: PostgresVect
     finally:
         await conn.close()
     assert f"Bitmap Index Scan on chunks_{index.index_id}_lexemes" in plan
+
+
+async def test_top_k_cuts_ties_by_identity_like_the_in_memory_store(pg_store: PostgresVectorStore) -> None:
+    """Equal scores at the top-k boundary are decided by (document_id, chunk_id), before content is read."""
+    memory = InMemoryVectorStore()
+    corpus = {f"doc-{d:02d}": ["remote work policy", "travel expense receipt"] for d in range(12, 0, -1)}
+    corpus["doc-99"] = ["remote remote work policy policy"]
+    for store in (pg_store, memory):
+        await store.ensure_index(IndexSpec(name="ties", dimensions=3, embedding_model="m"))
+        await _load(store, "ties", corpus)
+    query = parse_lexical_query("remote policy")
+    for top_k in (1, 3, 7):
+        expected = await memory.lexical_search("ties", query, top_k=top_k)
+        actual = await pg_store.lexical_search("ties", query, top_k=top_k)
+        assert [h.key for h in actual] == [h.key for h in expected]
+        assert actual[0].document_id == "doc-99"
+        assert [h.document_id for h in actual[1:]] == [f"doc-{d:02d}" for d in range(1, top_k)]
