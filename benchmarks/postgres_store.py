@@ -424,6 +424,12 @@ def _items(doc_ids: list[str], texts_: list[str], vectors: np.ndarray) -> list[A
     return items
 
 
+def _dropout(text: str, seed: int, keep: float = 0.8) -> str:
+    words = text.split()
+    mask = np.random.default_rng(seed * 7919 + len(words)).random(len(words)) < keep
+    return " ".join(word for word, kept in zip(words, mask, strict=True) if kept)
+
+
 async def cisi_lexical(
     store: PostgresVectorStore,
     data_dir: Path,
@@ -433,12 +439,14 @@ async def cisi_lexical(
     batch: int,
 ) -> dict[str, Any]:
     """Lexical and hybrid latency on real text: the collection's documents repeated up to ``rows``
-    chunks (a real vocabulary and term distribution, every document frequency scaled alike) and its
-    own natural-language queries, the semantic half on the documents' MiniLM vectors."""
+    chunks (a real vocabulary and term distribution) and its own natural-language queries, the
+    semantic half on the documents' MiniLM vectors. Each copy after the first keeps a random 80% of
+    its document's words, so copies do not tie: exact duplicates would make the top k a block of
+    equal scores, which flatters BM25's candidate pruning."""
     doc_ids, texts_, docs, queries = embedded
     copies = -(-rows // len(doc_ids))
     ids = [f"{doc}~{k}" for k in range(copies) for doc in doc_ids][:rows]
-    corpus = (texts_ * copies)[:rows]
+    corpus = [text if k == 0 else _dropout(text, seed=k) for k in range(copies) for text in texts_][:rows]
     vectors = np.tile(docs, (copies, 1))[:rows]
     name = "cisi_lexical"
     await store.ensure_index(IndexSpec(name=name, dimensions=docs.shape[1], embedding_model="all-MiniLM-L6-v2"))

@@ -38,6 +38,7 @@ __all__ = [
     "QueryTerms",
     "SliceTerms",
     "chunk_terms",
+    "or_query",
     "query_terms",
     "slice_terms",
     "substring_pattern",
@@ -274,7 +275,7 @@ def query_terms(query: LexicalQuery, analyzer: Analyzer = DEFAULT_ANALYZER) -> Q
     if phrases:
         match = " & ".join("(" + " <-> ".join(f"{quote_lexeme(w)}:B" for w in phrase) + ")" for phrase in phrases)
     else:
-        match = " | ".join(quote_lexeme(t) for t in terms)
+        match = or_query(terms)
     return QueryTerms(
         terms=terms,
         frequencies=tuple(counts[t] for t in terms),
@@ -282,6 +283,11 @@ def query_terms(query: LexicalQuery, analyzer: Analyzer = DEFAULT_ANALYZER) -> Q
         has_phrases=bool(phrases),
         substring=None if phrases else substring_pattern(query.free_text),
     )
+
+
+def or_query(terms: Iterable[str]) -> str:
+    """The candidate tsquery of free text: chunks holding any of the terms."""
+    return " | ".join(quote_lexeme(t) for t in terms)
 
 
 def substring_pattern(text: str) -> str | None:

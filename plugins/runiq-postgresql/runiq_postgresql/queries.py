@@ -47,6 +47,7 @@ class SchemaSql:
     delete_documents: str
     document_hashes: str
     update_stats: str
+    term_frequencies: str
     mark_ann: str
     drop_index: str
     chunk_count: str
@@ -95,6 +96,11 @@ class SchemaSql:
                 f"UPDATE {s}.indexes SET chunk_count = chunk_count + $4, total_terms = total_terms + $5, "
                 "updated_at = now() WHERE index_id = $1 AND (SELECT count(*) FROM up) >= 0 "
                 "RETURNING chunk_count"
+            ),
+            term_frequencies=(
+                f"SELECT (SELECT chunk_count FROM {s}.indexes WHERE index_id = $1) AS chunks, "
+                "coalesce(array_agg(term), '{}') AS terms, coalesce(array_agg(df), '{}') AS dfs "
+                f"FROM {s}.term_stats WHERE index_id = $1 AND term = ANY($2::text[])"
             ),
             mark_ann=f"UPDATE {s}.indexes SET ann_index = true, updated_at = now() WHERE index_id = $1",
             drop_index=f"DELETE FROM {s}.indexes WHERE index_id = $1",

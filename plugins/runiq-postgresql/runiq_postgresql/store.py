@@ -38,10 +38,10 @@ from runiq.rag.stores.base import (
     ensure_compatible,
     validate_top_k,
 )
-from runiq_postgresql import bulk
+from runiq_postgresql import bulk, pruning
 from runiq_postgresql.embedded import acquire_embedded_server, release_embedded_server
 from runiq_postgresql.errors import STORE_KIND, guarded, mapped
-from runiq_postgresql.lexical import SliceTerms, query_terms, slice_terms
+from runiq_postgresql.lexical import QueryTerms, SliceTerms, or_query, query_terms, slice_terms
 from runiq_postgresql.pool import SESSION_EF_SEARCH, PoolSettings, acquire_pool, release_pool
 from runiq_postgresql.queries import IndexSql, SchemaSql
 from runiq_postgresql.rows import (
@@ -665,12 +665,40 @@ class PostgresVectorStore:
         rows: list[Any] = []
         async with self.pool.acquire() as conn:
             if terms.match:
-                sql = index.sql.lexical(filtered=where is not None, phrases=terms.has_phrases)
-                args: list[Any] = [index.index_id, list(terms.terms), list(terms.frequencies), terms.match, top_k]
-                rows = list(await conn.fetch(sql, *(args if where is None else [*args, where])))
+                rows = await self._bm25_rows(conn, index, terms, top_k, where)
             if terms.substring is not None and len(rows) < top_k:
                 rows += await self._substring_rows(conn, index, terms.substring, top_k, where, rows)
         return [_lexical_hit(row) for row in rows[:top_k]]
+
+    async def _bm25_rows(
+        self, conn: asyncpg.Connection, index: _Index, terms: QueryTerms, top_k: int, where: str | None
+    ) -> list[Any]:
+        """The BM25 top k; a free-text query over many postings first prunes its candidates (see ``pruning``)."""
+        sql = index.sql.lexical(filtered=where is not None, phrases=terms.has_phrases)
+
+        async def search(match: str) -> list[Any]:
+            args: list[Any] = [index.index_id, list(terms.terms), list(terms.frequencies), match, top_k]
+            return list(await conn.fetch(sql, *(args if where is None else [*args, where])))
+
+        if terms.has_phrases or len(terms.terms) < 2:
+            return await search(terms.match)
+        # One snapshot: the bounds must come from the statistics the scoring reads.
+        async with conn.transaction(isolation="repeatable_read", readonly=True):
+            row = await conn.fetchrow(self._sql.term_frequencies, index.index_id, list(terms.terms))
+            assert row is not None
+            frequencies = dict(zip(row["terms"], row["dfs"], strict=True))
+            if not pruning.worth_pruning(frequencies):
+                return await search(terms.match)
+            rare = pruning.rare_terms(frequencies)
+            first = await search(or_query(rare))
+            if len(first) < top_k:
+                return await search(terms.match)  # fewer than k chunks hold a rare term: no threshold yet
+            query_frequencies = dict(zip(terms.terms, terms.frequencies, strict=True))
+            bounds = pruning.term_bounds(query_frequencies, frequencies, int(row["chunks"] or 0))
+            needed = pruning.candidate_terms(bounds, float(first[-1]["score"])) or list(bounds)
+            if set(needed) <= set(rare):
+                return first  # every chunk that can reach the top k holds a rare term: already scored
+            return await search(or_query(needed))
 
     async def _substring_rows(
         self, conn: asyncpg.Connection, index: _Index, pattern: str, top_k: int, where: str | None, found: list[Any]
