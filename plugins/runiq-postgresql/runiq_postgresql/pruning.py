@@ -33,12 +33,16 @@ def worth_pruning(frequencies: Mapping[str, int]) -> bool:
 
 
 def rare_terms(frequencies: Mapping[str, int], budget: int | None = None) -> list[str]:
-    """The rarest known terms whose document frequencies sum to at most ``budget`` (always at least one)."""
+    """The rarest known terms whose document frequencies sum to at most ``budget``.
+
+    Empty when even the rarest term is over budget: the first pass would then cost as much as the
+    full search it is meant to narrow (every term common, as in a query of stop-word-like terms).
+    """
     budget = FIRST_PASS_CHUNKS if budget is None else budget
     chosen: list[str] = []
     total = 0
     for term, df in sorted(((t, df) for t, df in frequencies.items() if df > 0), key=lambda item: (item[1], item[0])):
-        if chosen and total + df > budget:
+        if total + df > budget:
             break
         chosen.append(term)
         total += df

@@ -690,6 +690,8 @@ class PostgresVectorStore:
             if not pruning.worth_pruning(frequencies):
                 return await search(terms.match)
             rare = pruning.rare_terms(frequencies)
+            if not rare:
+                return await search(terms.match)  # no term is rare enough for a cheap first pass
             first = await search(or_query(rare))
             if len(first) < top_k:
                 return await search(terms.match)  # fewer than k chunks hold a rare term: no threshold yet

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from dataclasses import replace
 
+import asyncpg
 import numpy as np
 import pytest
 
@@ -16,11 +17,38 @@ COMMON = ["remote", "work", "policy", "travel", "expense", "office", "team", "re
 RARE = [f"rare{i}" for i in range(40)]
 
 
-def test_rare_terms_are_the_rarest_within_the_budget_and_never_none() -> None:
+def test_rare_terms_are_the_rarest_within_the_budget() -> None:
     frequencies = {"a": 50, "b": 5, "c": 20, "d": 0, "e": 5}
     assert pruning.rare_terms(frequencies, budget=30) == ["b", "e", "c"]
-    assert pruning.rare_terms(frequencies, budget=1) == ["b"]  # over budget on its own, still one term
+    assert pruning.rare_terms(frequencies, budget=4) == []  # even the rarest is over budget: no first pass
     assert "d" not in pruning.rare_terms(frequencies, budget=1000)  # unknown terms hold no chunk
+
+
+async def test_a_query_of_common_terms_only_runs_one_full_search(
+    pg_store: PostgresVectorStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When no term is rare enough, there is no first pass: one statement scores the candidates."""
+    monkeypatch.setattr(pruning, "FIRST_PASS_CHUNKS", 1)
+    monkeypatch.setattr(pruning, "_PRUNE_ABOVE_CHUNKS", 0)
+    await pg_store.ensure_index(IndexSpec(name="common", dimensions=3, embedding_model="m"))
+    for d in range(5):
+        doc_id = f"doc-{d}"
+        document = StoredDocument(document_id=doc_id, content_hash="h")
+        await pg_store.replace_document("common", document, make_chunks(doc_id, ["remote work"]), np.ones((1, 3)))
+    searches = []
+    index = await pg_store._require("common")
+    sql = index.sql.lexical(filtered=False, phrases=False)
+    original = asyncpg.Connection.fetch
+
+    async def counting(self: asyncpg.Connection, query: str, *args: object, **kwargs: object) -> object:
+        if query == sql:
+            searches.append(args[3])
+        return await original(self, query, *args, **kwargs)
+
+    monkeypatch.setattr(asyncpg.Connection, "fetch", counting)
+    hits = await pg_store.lexical_search("common", parse_lexical_query("remote work"), top_k=3)
+    assert [h.document_id for h in hits] == ["doc-0", "doc-1", "doc-2"]
+    assert searches == ["'remote' | 'work'"]
 
 
 def test_candidate_terms_drop_the_smallest_bounds_that_stay_below_theta() -> None:
