@@ -77,7 +77,7 @@ def _for_loop() -> _LoopPools:
     return entry
 
 
-SESSION_EF_SEARCH = 100
+SESSION_EF_SEARCH = 160
 
 
 async def _reset(conn: asyncpg.Connection) -> None:
@@ -119,7 +119,7 @@ async def acquire_pool(dsn: str, extensions: ExtensionSchemas, settings: PoolSet
                 server_settings={
                     "search_path": extensions.search_path,
                     "application_name": "runiq",
-                    # The store's default floor (pgvector's own is 40), so top_k <= 25 needs no SET LOCAL.
+                    # The store's default floor (pgvector's own is 40), so top_k <= 40 needs no SET LOCAL.
                     "hnsw.ef_search": str(SESSION_EF_SEARCH),
                 },
             )

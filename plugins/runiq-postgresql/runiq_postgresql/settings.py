@@ -56,7 +56,7 @@ class PostgresStoreOptions(BaseModel):
     create_extensions: bool = True
     hnsw_m: int = Field(default=16, ge=2, le=100)
     hnsw_ef_construction: int = Field(default=64, ge=4, le=1000)
-    hnsw_ef_search: int = Field(default=100, ge=1, le=1000)
+    hnsw_ef_search: int = Field(default=160, ge=1, le=1000)
     ann_min_rows: int = Field(default=10_000, ge=0)
     bulk_copy_threshold: int = Field(default=500, ge=1)
     maintenance_work_mem_mb: int = Field(default=256, ge=16, le=65536)

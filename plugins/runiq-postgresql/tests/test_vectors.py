@@ -220,7 +220,7 @@ async def test_a_bulk_replace_of_several_slices_is_one_atomic_write(
 
 
 async def test_pool_connections_start_at_the_default_ef_search_floor(pg_store: PostgresVectorStore) -> None:
-    """The session value equals the default floor, so an unfiltered top_k <= 25 search needs no SET LOCAL."""
+    """The session value equals the default floor, so an unfiltered top_k <= 40 search needs no SET LOCAL."""
     async with pg_store.pool.acquire() as conn:
         assert await conn.fetchval("SHOW hnsw.ef_search") == str(PostgresStoreOptions().hnsw_ef_search)
-        assert PostgresStoreOptions().hnsw_ef_search >= 4 * 25
+        assert PostgresStoreOptions().hnsw_ef_search >= 4 * 40
