@@ -25,7 +25,6 @@ __all__ = [
     "metadata_json",
     "add_terms",
     "prepare_many",
-    "prepare_rows",
     "query_vector",
     "row_columns",
     "validate_name",
@@ -48,7 +47,7 @@ def _text(value: str) -> str:
 
 
 def row_columns(with_vectors: bool) -> tuple[str, ...]:
-    """The chunk-table columns of a prepared row, in row order: :func:`prepare_rows` builds all but
+    """The chunk-table columns of a prepared row, in row order: :func:`prepare_many` builds all but
     the last two, :func:`add_terms` appends ``term_count, lexemes``. COPY and ``insert_chunk`` both use it."""
     return (
         "document_id",
@@ -133,36 +132,29 @@ def _encoded(spec: IndexSpec, matrix: npt.NDArray[np.float32]) -> list[bytes]:
 def prepare_many(
     spec: IndexSpec, items: Sequence[tuple[StoredDocument, Sequence[RagChunk], npt.ArrayLike | None]]
 ) -> list[PreparedDocument]:
-    """:func:`prepare_rows` for a batch, all vectors encoded in one numpy pass (bulk loads: often one chunk each)."""
+    """Validated rows (everything but the lexical terms) per document, all vectors encoded in one numpy pass.
+
+    Bulk writes tokenise elsewhere at the same time. Each row ends with the vector (when the index
+    has one); :func:`add_terms` appends ``term_count, lexemes``: the order of :func:`row_columns`.
+    """
     if spec.dimensions is None:
-        return [prepare_rows(spec, doc, chunks, vectors) for doc, chunks, vectors in items]
+        return [_document_rows(doc, chunks, None) for doc, chunks, _ in items]
     matrices = [_matrix(spec, chunks, vectors) for _, chunks, vectors in items]
     encoded = _encoded(spec, np.concatenate(matrices)) if matrices else []
     out: list[PreparedDocument] = []
     start = 0
-    for (doc, chunks, vectors), matrix in zip(items, matrices, strict=True):
-        out.append(prepare_rows(spec, doc, chunks, vectors, encoded[start : start + len(matrix)]))
+    for (doc, chunks, _), matrix in zip(items, matrices, strict=True):
+        out.append(_document_rows(doc, chunks, encoded[start : start + len(matrix)]))
         start += len(matrix)
     return out
 
 
-def prepare_rows(
-    spec: IndexSpec,
-    document: StoredDocument,
-    chunks: Sequence[RagChunk],
-    vectors: npt.ArrayLike | None,
-    encoded: list[bytes] | None = None,
+def _document_rows(
+    document: StoredDocument, chunks: Sequence[RagChunk], encoded: list[bytes] | None
 ) -> PreparedDocument:
-    """Everything but the lexical terms, so bulk writes can tokenise elsewhere at the same time.
-
-    Each row ends with the vector (when the index has one); :func:`add_terms` appends
-    ``term_count, lexemes``: the order of :func:`row_columns`.
-    """
     validate_name(document.document_id, "document id")
     if not isinstance(document.content_hash, str):
         raise RagValidationError("A document's content hash must be a string.")
-    if encoded is None and spec.dimensions is not None:
-        encoded = _encoded(spec, _matrix(spec, chunks, vectors))
     seen: set[str] = set()
     prepared = PreparedDocument(document=document, metadata=metadata_json(document.metadata), rows=[])
     for i, chunk in enumerate(chunks):

@@ -450,16 +450,17 @@ class PostgresVectorStore:
         contents = [chunk_content(chunk) for _, chunks, _ in items for chunk in chunks]
         if len(contents) <= _THREAD_PREPARE_CHUNKS:
             return _with_terms(prepare_many(index.spec, items), slice_terms(contents, self._analyzer))
-        preparing = self._start_preparing(index, items)
+        preparing = self._start_preparing(index, items, contents)
         try:
             return _with_terms(await preparing.rows, await preparing.terms)
         except BaseException as exc:
             await preparing.settle(cancel=isinstance(exc, asyncio.CancelledError))
             raise
 
-    def _start_preparing(self, index: _Index, items: Sequence[_Item]) -> _Preparing:
+    def _start_preparing(self, index: _Index, items: Sequence[_Item], contents: list[str] | None = None) -> _Preparing:
         """Rows in a thread and lexical terms in the helper process (or a thread), at the same time."""
-        contents = [chunk_content(chunk) for _, chunks, _ in items for chunk in chunks]
+        if contents is None:
+            contents = [chunk_content(chunk) for _, chunks, _ in items for chunk in chunks]
         return _Preparing(
             rows=asyncio.ensure_future(asyncio.to_thread(prepare_many, index.spec, items)),
             terms=asyncio.ensure_future(self._terms(contents)),
@@ -682,25 +683,34 @@ class PostgresVectorStore:
 
         if terms.has_phrases or len(terms.terms) < 2:
             return await search(terms.match)
-        # One snapshot: the bounds must come from the statistics the scoring reads.
+        # Most searches are not worth pruning (a small index, rare terms): decided without a transaction.
+        if await self._pruning_statistics(conn, index, terms) is None:
+            return await search(terms.match)
+        # One snapshot for the pruned search: its bounds must come from the statistics the scoring reads.
         async with conn.transaction(isolation="repeatable_read", readonly=True):
-            row = await conn.fetchrow(self._sql.term_frequencies, index.index_id, list(terms.terms))
-            assert row is not None
-            frequencies = dict(zip(row["terms"], row["dfs"], strict=True))
-            if not pruning.worth_pruning(frequencies):
+            statistics = await self._pruning_statistics(conn, index, terms)
+            if statistics is None:
                 return await search(terms.match)
-            rare = pruning.rare_terms(frequencies)
-            if not rare:
-                return await search(terms.match)  # no term is rare enough for a cheap first pass
+            frequencies, chunk_count, rare = statistics
             first = await search(or_query(rare))
             if len(first) < top_k:
                 return await search(terms.match)  # fewer than k chunks hold a rare term: no threshold yet
             query_frequencies = dict(zip(terms.terms, terms.frequencies, strict=True))
-            bounds = pruning.term_bounds(query_frequencies, frequencies, int(row["chunks"] or 0))
+            bounds = pruning.term_bounds(query_frequencies, frequencies, chunk_count)
             needed = pruning.candidate_terms(bounds, float(first[-1]["score"])) or list(bounds)
             if set(needed) <= set(rare):
                 return first  # every chunk that can reach the top k holds a rare term: already scored
             return await search(or_query(needed))
+
+    async def _pruning_statistics(
+        self, conn: asyncpg.Connection, index: _Index, terms: QueryTerms
+    ) -> tuple[dict[str, int], int, list[str]] | None:
+        """The terms' document frequencies, the chunk count and the rare terms; None when pruning cannot pay."""
+        row = await conn.fetchrow(self._sql.term_frequencies, index.index_id, list(terms.terms))
+        assert row is not None
+        frequencies = dict(zip(row["terms"], row["dfs"], strict=True))
+        rare = pruning.rare_terms(frequencies) if pruning.worth_pruning(frequencies) else []
+        return (frequencies, int(row["chunks"] or 0), rare) if rare else None
 
     async def _substring_rows(
         self, conn: asyncpg.Connection, index: _Index, pattern: str, top_k: int, where: str | None, found: list[Any]
