@@ -59,7 +59,7 @@ from runiq_postgresql import PostgresStoreOptions, PostgresVectorStore
 from runiq_postgresql.lexical import chunk_terms
 from runiq_postgresql.pool import SESSION_EF_SEARCH
 from runiq_postgresql.rows import query_vector
-from runiq_postgresql.schema import TOAST_TUPLE_TARGET
+from runiq_postgresql.schema import TOAST_TUPLE_TARGET, TRIGRAM_EXPRESSION
 
 from runiq.rag import IndexSpec, RagChunk, StoredDocument, parse_lexical_query
 
@@ -158,7 +158,7 @@ def _raw_row(i: int, text: str, vector: np.ndarray) -> tuple[Any, ...]:
     terms = chunk_terms(text)
     doc = f"d{i:06d}"
     meta = json.dumps({"group": i % 20})
-    return (doc, f"{doc}#0", 0, text, 0, len(text), meta, terms.term_count, terms.tsvector, vector)
+    return (doc, f"{doc}#0", 0, text, 0, len(text), meta, terms.term_count, terms.tsvector, terms.identifiers, vector)
 
 
 async def ingest_raw(
@@ -188,25 +188,25 @@ async def ingest_raw(
             f"CREATE TABLE {table} (row_id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, "
             "document_id text NOT NULL, chunk_id text NOT NULL, ordinal integer NOT NULL, content text NOT NULL, "
             "start_offset integer NOT NULL, end_offset integer NOT NULL, metadata jsonb NOT NULL, "
-            "term_count integer NOT NULL, lexemes tsvector NOT NULL, "
+            "term_count integer NOT NULL, lexemes tsvector NOT NULL, identifiers text, "
             f"embedding vector({vectors.shape[1]}) NOT NULL, UNIQUE (document_id, chunk_id)) "
             f"WITH (toast_tuple_target = {TOAST_TUPLE_TARGET})"  # the store's chunk-table storage
         )
         await conn.execute(f"ALTER TABLE {table} ALTER COLUMN embedding SET STORAGE MAIN")
         await conn.execute(
             "CREATE TEMP TABLE IF NOT EXISTS s (document_id text, chunk_id text, ordinal int, content text, "
-            "start_offset int, end_offset int, metadata text, term_count int, lexemes text, "
+            "start_offset int, end_offset int, metadata text, term_count int, lexemes text, identifiers text, "
             "embedding vector) ON COMMIT DELETE ROWS"
         )
         columns = [
             "document_id", "chunk_id", "ordinal", "content", "start_offset", "end_offset", "metadata",
-            "term_count", "lexemes", "embedding",
+            "term_count", "lexemes", "identifiers", "embedding",
         ]  # fmt: skip
         schema_name, table_name = (part.strip('"') for part in table.split("."))
 
         def row(i: int) -> tuple[Any, ...]:
             values = _raw_row(i, corpus[i], vectors[i])
-            return (*values[:8], tsvector_literal(values[8]), values[9]) if staging else values
+            return (*values[:8], tsvector_literal(values[8]), *values[9:]) if staging else values
 
         prepared = [] if tokenise_in_timer else [row(i) for i in range(len(corpus))]
         started = time.perf_counter()
@@ -221,12 +221,12 @@ async def ingest_raw(
                 await conn.execute(
                     f"INSERT INTO {table} ({', '.join(columns)}) SELECT document_id, chunk_id, ordinal, "
                     "content, start_offset, end_offset, metadata::jsonb, term_count, lexemes::tsvector, "
-                    "embedding FROM s"
+                    "identifiers, embedding FROM s"
                 )
         for ddl in (
             f"CREATE INDEX ON {table} USING gin (lexemes)",
             f"CREATE INDEX ON {table} USING gin (metadata jsonb_path_ops)",
-            f"CREATE INDEX ON {table} USING gin (lower(content) gin_trgm_ops)",
+            f"CREATE INDEX ON {table} USING gin ({TRIGRAM_EXPRESSION} gin_trgm_ops)",
         ):
             await conn.execute(ddl)  # indexes built after the load, as the store's bulk_load does
         elapsed = time.perf_counter() - started

@@ -38,6 +38,8 @@ __all__ = [
     "QueryTerms",
     "SliceTerms",
     "chunk_terms",
+    "identifier_like",
+    "identifier_text",
     "or_query",
     "query_terms",
     "slice_terms",
@@ -75,6 +77,7 @@ class ChunkTerms:
     tsvector: bytes
     term_count: int
     lexemes: tuple[str, ...]
+    identifiers: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,19 +92,22 @@ class SliceTerms:
     tsvectors: list[bytes]
     term_counts: list[int]
     frequencies: Counter[str]
+    identifiers: list[str]
 
 
 def slice_terms(contents: Iterable[str], analyzer: Analyzer = DEFAULT_ANALYZER) -> SliceTerms:
     tsvectors: list[bytes] = []
     term_counts: list[int] = []
     lexemes: list[tuple[str, ...]] = []
+    identifiers: list[str] = []
     for content in contents:
         terms = chunk_terms(content, analyzer)
         tsvectors.append(terms.tsvector)
         term_counts.append(terms.term_count)
         lexemes.append(terms.lexemes)
+        identifiers.append(terms.identifiers)
     # Counter over an iterable counts in C; each chunk's lexemes are distinct, so this is the df.
-    return SliceTerms(tsvectors, term_counts, Counter(chain.from_iterable(lexemes)))
+    return SliceTerms(tsvectors, term_counts, Counter(chain.from_iterable(lexemes)), identifiers)
 
 
 # Wire format (tsvectorrecv): int32 lexeme count, then per lexeme its UTF-8 bytes, NUL, uint16
@@ -123,7 +129,12 @@ def chunk_terms(content: str, analyzer: Analyzer = DEFAULT_ANALYZER) -> ChunkTer
     entries, lexemes = _binary_entries(wholes, parts)
     if len(content) > _UNCHECKED_CHARS:
         entries, lexemes = _within_size_limit(entries, lexemes)
-    return ChunkTerms(tsvector=_COUNT.pack(len(entries)) + b"".join(entries), term_count=length, lexemes=tuple(lexemes))
+    return ChunkTerms(
+        tsvector=_COUNT.pack(len(entries)) + b"".join(entries),
+        term_count=length,
+        lexemes=tuple(lexemes),
+        identifiers=identifier_text(content),
+    )
 
 
 def _grouped_terms(content: str, analyzer: Analyzer) -> tuple[dict[str, list[int]], dict[str, int], int]:
@@ -290,19 +301,63 @@ def or_query(terms: Iterable[str]) -> str:
     return " | ".join(quote_lexeme(t) for t in terms)
 
 
+def identifier_like(word: str) -> bool:
+    """Whether a whitespace-free word looks like an identifier: it holds one of ``-._:/#@+`` or a
+    decimal digit (``POL-HR-014``, ``filename.cs``, ``CS1503``), or is camelCase (a capital after its
+    first character and a lower-case letter: ``IRagRetriever``). Plain words (``policy``, ``Policy``,
+    ``HTML``) do not.
+
+    One rule for both sides of the substring path: queries that pass it are matched against the
+    chunk's :func:`identifier_text`, which keeps exactly the words that pass it.
+    """
+    for ch in word:
+        if ch in _IDENTIFIER_MARKS or ch.isdecimal():
+            return True
+    return any(ch.isupper() for ch in word[1:]) and any(ch.islower() for ch in word)
+
+
+_plain_words: set[str] = set()  # words known not to be identifier-like, bounded like the analyzer's cache
+_PLAIN_CACHE_SIZE = 1 << 17
+
+
+def identifier_text(content: str) -> str:
+    """The chunk's distinct identifier-like words (:func:`identifier_like`), lower-cased, sorted, space-separated.
+
+    This column, not the whole content, is what the trigram index covers: it is a few percent of
+    prose, so the index builds in a fraction of the time (the largest single cost of a first load
+    was the trigram index over all content) and stays small. Nothing a substring query can match is
+    lost: the query is one whitespace-free identifier-like word, so any occurrence lies inside one
+    whitespace-delimited word of the content that holds the same mark or digit and is therefore
+    kept. The one narrowing is case: a camelCase fragment with neither mark nor digit
+    (``RagRetriev``) matches words written in mixed case (``IRagRetriever``), no longer the same
+    letters written all lower- or upper-case (the whole word is still found through its token).
+    Rows written before schema version 4 have no identifiers and are matched on their content.
+    """
+    candidates = set(content.split())
+    candidates -= _plain_words
+    if not candidates:
+        return ""
+    found: list[str] = []
+    for word in candidates:
+        if identifier_like(word):
+            found.append(word)
+        else:
+            if len(_plain_words) >= _PLAIN_CACHE_SIZE:
+                _plain_words.clear()
+            _plain_words.add(word)
+    # Sorted: sets iterate in a per-process hash order, and the column must not depend on it.
+    return " ".join(sorted(word.lower() for word in found)) if found else ""
+
+
 def substring_pattern(text: str) -> str | None:
     """A case-insensitive ``LIKE`` pattern when ``text`` is one identifier-like word (``CS1503``, ``a.cs``).
 
     Tokens already find identifiers whole and by parts; this catches the rest (a fragment such as
-    ``HR-01`` or ``name.c``) through the trigram index. Plain words and sentences never use it.
+    ``HR-01`` or ``name.c``) through the trigram index over :func:`identifier_text`. Plain words and
+    sentences never use it.
     """
     word = text.strip()
-    if len(word) < 3 or len(word) > 200 or any(ch.isspace() for ch in word):
-        return None
-    identifier_like = any(ch in _IDENTIFIER_MARKS or ch.isdigit() for ch in word) or (
-        any(ch.isupper() for ch in word[1:]) and any(ch.islower() for ch in word)
-    )
-    if not identifier_like:
+    if len(word) < 3 or len(word) > 200 or any(ch.isspace() for ch in word) or not identifier_like(word):
         return None
     escaped = word.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return f"%{escaped}%"

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from runiq.rag.stores.base import DistanceMetric
 from runiq_postgresql.rows import row_columns
 from runiq_postgresql.schema import (
+    TRIGRAM_EXPRESSION,
     ann_expression,
     ann_query_operand,
     chunk_table_name,
@@ -197,7 +198,7 @@ def _substring(t: str, *, filtered: bool) -> str:
     extra = " AND metadata @> $3::text::jsonb" if filtered else ""
     return (
         f"SELECT document_id, chunk_id, content, metadata::text AS metadata, 0.0::float8 AS score FROM {t} "
-        f"WHERE lower(content) LIKE $1 ESCAPE '\\'{extra} ORDER BY document_id, chunk_id LIMIT $2"
+        f"WHERE {TRIGRAM_EXPRESSION} LIKE $1 ESCAPE '\\'{extra} ORDER BY document_id, chunk_id LIMIT $2"
     )
 
 

@@ -48,7 +48,8 @@ def _text(value: str) -> str:
 
 def row_columns(with_vectors: bool) -> tuple[str, ...]:
     """The chunk-table columns of a prepared row, in row order: :func:`prepare_many` builds all but
-    the last two, :func:`add_terms` appends ``term_count, lexemes``. COPY and ``insert_chunk`` both use it."""
+    the last three, :func:`add_terms` appends ``term_count, lexemes, identifiers``. COPY and
+    ``insert_chunk`` both use it."""
     return (
         "document_id",
         "chunk_id",
@@ -60,6 +61,7 @@ def row_columns(with_vectors: bool) -> tuple[str, ...]:
         *(("embedding",) if with_vectors else ()),
         "term_count",
         "lexemes",
+        "identifiers",
     )
 
 
@@ -135,7 +137,7 @@ def prepare_many(
     """Validated rows (everything but the lexical terms) per document, all vectors encoded in one numpy pass.
 
     Bulk writes tokenise elsewhere at the same time. Each row ends with the vector (when the index
-    has one); :func:`add_terms` appends ``term_count, lexemes``: the order of :func:`row_columns`.
+    has one); :func:`add_terms` appends ``term_count, lexemes, identifiers``: the order of :func:`row_columns`.
     """
     if spec.dimensions is None:
         return [_document_rows(doc, chunks, None) for doc, chunks, _ in items]
@@ -175,13 +177,15 @@ def _document_rows(
     return prepared
 
 
-def add_terms(prepared: PreparedDocument, tsvectors: Sequence[bytes], term_counts: Sequence[int]) -> None:
-    """Complete each row with its chunk's ``term_count, lexemes`` (one of each per row, in row order)."""
+def add_terms(
+    prepared: PreparedDocument, tsvectors: Sequence[bytes], term_counts: Sequence[int], identifiers: Sequence[str]
+) -> None:
+    """Complete each row with its chunk's ``term_count, lexemes, identifiers`` (one of each per row, in row order)."""
     rows = prepared.rows
-    if len(tsvectors) != len(rows) or len(term_counts) != len(rows):
-        raise ValueError("one tsvector and one term count per chunk are required")
-    for i, (tsvector, term_count) in enumerate(zip(tsvectors, term_counts, strict=True)):
-        rows[i] = (*rows[i], term_count, tsvector)
+    if not len(tsvectors) == len(term_counts) == len(identifiers) == len(rows):
+        raise ValueError("one tsvector, term count and identifier text per chunk are required")
+    for i, (tsvector, term_count, words) in enumerate(zip(tsvectors, term_counts, identifiers, strict=True)):
+        rows[i] = (*rows[i], term_count, tsvector, words)
     prepared.total_terms += sum(term_counts)
 
 

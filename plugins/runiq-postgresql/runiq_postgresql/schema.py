@@ -9,7 +9,7 @@ Layout (all inside the configured schema, default ``runiq``)::
     term_stats(index_id, term, df)                         BM25 document frequencies, maintained per write
     ingestion_runs(index_id, operation_id, reason, state, started_at, completed_at, counts)
     chunks_<index_id>(row_id, document_id, chunk_id, ordinal, content, start_offset, end_offset,
-                      metadata, term_count, lexemes, embedding vector(<dimension>))
+                      metadata, term_count, lexemes, identifiers, embedding vector(<dimension>))
 
 One chunk table per logical index: the embedding column has the index's exact dimension, the HNSW
 index is a plain index on it with the metric's operator class, planner statistics describe one
@@ -56,6 +56,10 @@ HNSW_MAX_VECTOR_DIMENSIONS = 2000
 # page instead of 3-4 for such rows, about 1.45x the table size).
 TOAST_TUPLE_TARGET = 8160
 HNSW_MAX_HALFVEC_DIMENSIONS = 4000
+# What the trigram index covers and the substring query compares: the chunk's identifier-like words
+# (lexical.identifier_text, already lower-cased), or for rows written before schema version 4, which
+# have none, the whole content as before.
+TRIGRAM_EXPRESSION = "(coalesce(identifiers, lower(content)))"
 
 
 def quote_ident(name: str) -> str:
@@ -133,11 +137,36 @@ def _v3(s: str) -> tuple[str, ...]:
     )
 
 
+def _v4(s: str) -> tuple[str, ...]:
+    # Existing chunk tables get the identifiers column (NULL for their rows, which keep content
+    # semantics) and their trigram index is rebuilt on the new expression. The rebuild reads the
+    # whole table once, inside the migration's transaction.
+    return (
+        f"""DO $runiq$
+        DECLARE
+            r record;
+            t text;
+        BEGIN
+            FOR r IN SELECT index_id FROM {s}.indexes LOOP
+                t := '{s}.' || quote_ident('chunks_' || r.index_id);
+                IF to_regclass(t) IS NOT NULL THEN
+                    EXECUTE 'ALTER TABLE ' || t || ' ADD COLUMN IF NOT EXISTS identifiers text';
+                    EXECUTE 'DROP INDEX IF EXISTS {s}.' || quote_ident('chunks_' || r.index_id || '_trgm');
+                    EXECUTE 'CREATE INDEX ' || quote_ident('chunks_' || r.index_id || '_trgm') || ' ON ' || t
+                        || ' USING gin ({TRIGRAM_EXPRESSION} gin_trgm_ops)';
+                END IF;
+            END LOOP;
+        END
+        $runiq$""",
+    )
+
+
 def _migrations(s: str) -> tuple[Migration, ...]:
     return (
         Migration(1, "indexes, documents, term statistics, ingestion runs", _v1(s)),
         Migration(2, "lexical analyzer signature per index", _v2(s)),
         Migration(3, "chunk rows stored inline up to a page (toast_tuple_target)", _v3(s)),
+        Migration(4, "trigram index over identifier-like words only", _v4(s)),
     )
 
 
@@ -244,7 +273,8 @@ def chunk_table_ddl(schema: str, index_id: int, dimensions: int | None) -> tuple
             end_offset integer NOT NULL,
             metadata jsonb NOT NULL DEFAULT '{{}}',
             term_count integer NOT NULL,
-            lexemes tsvector NOT NULL{embedding},
+            lexemes tsvector NOT NULL,
+            identifiers text{embedding},
             UNIQUE (document_id, chunk_id)) WITH (toast_tuple_target = {TOAST_TUPLE_TARGET})""",
         *secondary_index_ddl(schema, index_id),
     ]
@@ -260,7 +290,7 @@ def secondary_index_ddl(schema: str, index_id: int) -> tuple[str, ...]:
     return (
         f'CREATE INDEX IF NOT EXISTS "{table}_lexemes" ON {t} USING gin (lexemes)',
         f'CREATE INDEX IF NOT EXISTS "{table}_metadata" ON {t} USING gin (metadata jsonb_path_ops)',
-        f'CREATE INDEX IF NOT EXISTS "{table}_trgm" ON {t} USING gin (lower(content) gin_trgm_ops)',
+        f'CREATE INDEX IF NOT EXISTS "{table}_trgm" ON {t} USING gin ({TRIGRAM_EXPRESSION} gin_trgm_ops)',
     )
 
 

@@ -730,7 +730,7 @@ def _with_terms(documents: list[PreparedDocument], terms: SliceTerms) -> _Prepar
     start = 0
     for doc in documents:
         stop = start + len(doc.rows)
-        add_terms(doc, terms.tsvectors[start:stop], terms.term_counts[start:stop])
+        add_terms(doc, terms.tsvectors[start:stop], terms.term_counts[start:stop], terms.identifiers[start:stop])
         start = stop
     return _Prepared(documents, terms.frequencies)
 

@@ -80,8 +80,8 @@ class TokenisingWorker:
         if not isinstance(reply, tuple):
             await self._fail(str(reply))  # the child's error frame: an exception type name
             raise WorkerUnavailable
-        tsvectors, term_counts, frequencies = reply
-        return SliceTerms(tsvectors=tsvectors, term_counts=term_counts, frequencies=frequencies)
+        tsvectors, term_counts, frequencies, identifiers = reply
+        return SliceTerms(tsvectors, term_counts, frequencies, identifiers)
 
     async def _started(self) -> asyncio.subprocess.Process:
         if self._failed:

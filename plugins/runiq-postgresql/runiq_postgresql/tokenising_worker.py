@@ -32,7 +32,7 @@ def serve(stdin: BinaryIO, stdout: BinaryIO, lexical: LexicalOptions) -> None:
         try:
             contents = pickle.loads(body)  # noqa: S301 - our parent, over a private pipe
             terms = slice_terms(contents, analyzer)
-            reply: object = (terms.tsvectors, terms.term_counts, terms.frequencies)
+            reply: object = (terms.tsvectors, terms.term_counts, terms.frequencies, terms.identifiers)
         except Exception as exc:  # reported by type only; the parent falls back to a thread
             stdout.write(frame(type(exc).__name__))
             stdout.flush()

@@ -4,9 +4,19 @@ from __future__ import annotations
 
 from collections import Counter
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from runiq.rag import parse_lexical_query
 from runiq.rag.lexical import LexicalOptions, tokenize
-from runiq_postgresql.lexical import chunk_terms, query_terms, quote_lexeme, substring_pattern, tsvector_literal
+from runiq_postgresql.lexical import (
+    chunk_terms,
+    identifier_text,
+    query_terms,
+    quote_lexeme,
+    substring_pattern,
+    tsvector_literal,
+)
 
 
 def _entries(binary: bytes) -> dict[str, str]:
@@ -97,6 +107,51 @@ def test_substring_net_is_only_for_identifier_like_words() -> None:
     assert substring_pattern("remote") is None
     assert substring_pattern("remote work") is None
     assert substring_pattern("ab") is None
+
+
+def test_identifier_text_keeps_the_identifier_like_words_of_a_chunk() -> None:
+    text = "See POL-HR-014 (and IRagRetriever) in filename.cs, v2 of the Policy; HTML rules. POL-HR-014"
+    assert identifier_text(text) == "filename.cs, iragretriever) pol-hr-014 rules. v2"
+    assert identifier_text("plain words only, Like This") == ""
+    assert identifier_text("") == ""
+
+
+# Characters whose lower-casing does not depend on their neighbours (no final sigma): letters of both
+# cases, marks, digits, and punctuation the marks rule does not cover; words of letters only (plain or
+# camelCase) or of anything, separated by several kinds of whitespace.
+_LETTERS = list("aAbBzZ\u00e9\u00c9\u00df\u0130")
+_OTHERS = list("09\u0661-._:/#@+(),;'\"%_")
+_WORD = st.one_of(
+    st.text(st.sampled_from(_LETTERS), min_size=1, max_size=6),
+    st.text(st.sampled_from(_LETTERS + _OTHERS), min_size=1, max_size=6),
+)
+_CONTENT = st.lists(st.tuples(_WORD, st.sampled_from([" ", "\t", "\n", "\u00a0", "\u2003"])), max_size=8).map(
+    lambda ws: "".join(w + sep for w, sep in ws)
+)
+_ALPHABET = st.sampled_from(_LETTERS + _OTHERS + [" "])
+
+
+@settings(max_examples=500)
+@given(content=_CONTENT, data=st.data())
+def test_every_substring_query_found_in_the_content_is_found_in_its_identifiers(
+    content: str, data: st.DataObject
+) -> None:
+    """What the trigram index covers loses no match: a query taking the substring path that occurs in
+    the content (as written) also occurs in the chunk's identifier text."""
+    start = data.draw(st.integers(0, len(content)))
+    query = content[start : data.draw(st.integers(start, len(content)))]
+    if substring_pattern(query) is None:
+        return
+    assert query.strip().lower() in identifier_text(content)
+
+
+@given(content=_CONTENT, query=st.text(_ALPHABET, min_size=3, max_size=8))
+def test_identifier_text_adds_no_match_the_content_lacks(content: str, query: str) -> None:
+    if substring_pattern(query) is None:
+        return
+    needle = query.strip().lower()
+    if needle in identifier_text(content):
+        assert needle in content.lower()
 
 
 def test_spellings_of_one_term_merge_in_position_order() -> None:
