@@ -25,6 +25,17 @@ async def _ids(store: PostgresVectorStore, index: str, text: str) -> list[str]:
     return [hit.document_id for hit in await store.lexical_search(index, parse_lexical_query(text), top_k=5)]
 
 
+async def _fetch(dsn: str, sql: str, *args: object, setup: tuple[str, ...] = ()) -> list[asyncpg.Record]:
+    """One query on a connection of its own (after the ``setup`` statements), outside the store."""
+    conn = await asyncpg.connect(dsn)
+    try:
+        for statement in setup:
+            await conn.execute(statement)
+        return list(await conn.fetch(sql, *args))
+    finally:
+        await conn.close()
+
+
 async def _write(store: PostgresVectorStore, index: str, *, bulk: bool) -> None:
     await store.ensure_index(IndexSpec(name=index, dimensions=None))
     items = [
@@ -53,11 +64,7 @@ async def test_the_identifier_column_holds_only_identifier_like_words(
 ) -> None:
     await _write(pg_store, "docs", bulk=False)
     index = await pg_store._require("docs")
-    conn = await asyncpg.connect(postgres_dsn)
-    try:
-        rows = await conn.fetch(f"SELECT document_id, identifiers FROM {index.sql.table} ORDER BY document_id")
-    finally:
-        await conn.close()
+    rows = await _fetch(postgres_dsn, f"SELECT document_id, identifiers FROM {index.sql.table} ORDER BY document_id")
     assert [(row["document_id"], row["identifiers"]) for row in rows] == [
         ("build", "40. filename.cs iragretriever.cs xq7-zk9"),
         ("plain", "expenses."),
@@ -69,13 +76,9 @@ async def test_substring_queries_use_the_trigram_index(
 ) -> None:
     await _write(pg_store, "docs", bulk=True)
     index = await pg_store._require("docs")
-    conn = await asyncpg.connect(postgres_dsn)
-    try:
-        await conn.execute(f'SET search_path = "{schema}", public')
-        await conn.execute("SET enable_seqscan = off")
-        plan = "\n".join(row[0] for row in await conn.fetch(f"EXPLAIN {index.sql.substring}", "%q7-z%", 5))
-    finally:
-        await conn.close()
+    setup = (f'SET search_path = "{schema}", public', "SET enable_seqscan = off")
+    rows = await _fetch(postgres_dsn, f"EXPLAIN {index.sql.substring}", "%q7-z%", 5, setup=setup)
+    plan = "\n".join(row[0] for row in rows)
     assert f"{index.sql.table_name}_trgm" in plan
 
 
