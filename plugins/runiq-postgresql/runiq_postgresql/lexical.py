@@ -318,6 +318,10 @@ def identifier_like(word: str) -> bool:
 
 _plain_words: set[str] = set()  # words known not to be identifier-like, bounded like the analyzer's cache
 _PLAIN_CACHE_SIZE = 1 << 17
+# Only short words are remembered: a "word" is whatever lies between whitespace, so text without
+# spaces (Chinese, Japanese, minified code) makes whole paragraphs into words that never recur,
+# and caching those would hold megabytes for nothing.
+_PLAIN_CACHE_WORD_CHARS = 64
 
 
 def identifier_text(content: str) -> str:
@@ -331,7 +335,10 @@ def identifier_text(content: str) -> str:
     kept. The one narrowing is case: a camelCase fragment with neither mark nor digit
     (``RagRetriev``) matches words written in mixed case (``IRagRetriever``), no longer the same
     letters written all lower- or upper-case (the whole word is still found through its token).
-    Rows written before schema version 4 have no identifiers and are matched on their content.
+    Both sides are lower-cased by Python, so where Unicode lower-casing depends on context (a final
+    ``Σ``) or differs from the server's collation (``İ``), a fragment and its word can disagree, as
+    the content path (the server's ``lower``) could too. Rows written before schema version 4 have
+    no identifiers and are matched on their content.
     """
     candidates = set(content.split())
     candidates -= _plain_words
@@ -341,7 +348,7 @@ def identifier_text(content: str) -> str:
     for word in candidates:
         if identifier_like(word):
             found.append(word)
-        else:
+        elif len(word) <= _PLAIN_CACHE_WORD_CHARS:
             if len(_plain_words) >= _PLAIN_CACHE_SIZE:
                 _plain_words.clear()
             _plain_words.add(word)

@@ -140,7 +140,8 @@ def _v3(s: str) -> tuple[str, ...]:
 def _v4(s: str) -> tuple[str, ...]:
     # Existing chunk tables get the identifiers column (NULL for their rows, which keep content
     # semantics) and their trigram index is rebuilt on the new expression. The rebuild reads the
-    # whole table once, inside the migration's transaction.
+    # whole table once, inside the migration's transaction: until it commits, searches of that
+    # table and other stores opening the schema wait (a one-time pause at upgrade).
     return (
         f"""DO $runiq$
         DECLARE

@@ -116,14 +116,25 @@ def test_identifier_text_keeps_the_identifier_like_words_of_a_chunk() -> None:
     assert identifier_text("") == ""
 
 
+def test_long_plain_words_are_not_remembered() -> None:
+    """Text without spaces makes paragraph-long "words" that never recur: they must not fill the cache."""
+    from runiq_postgresql import lexical
+
+    before = len(lexical._plain_words)
+    assert identifier_text("\u6f22\u5b57" * 500 + " " + "x" * 70) == ""
+    assert len(lexical._plain_words) == before
+    assert identifier_text("shortplainword") == ""
+    assert "shortplainword" in lexical._plain_words
+
+
 # Characters whose lower-casing does not depend on their neighbours (no final sigma): letters of both
 # cases, marks, digits, and punctuation the marks rule does not cover; words of letters only (plain or
 # camelCase) or of anything, separated by several kinds of whitespace.
 _LETTERS = list("aAbBzZ\u00e9\u00c9\u00df\u0130")
 _OTHERS = list("09\u0661-._:/#@+(),;'\"%_")
 _WORD = st.one_of(
-    st.text(st.sampled_from(_LETTERS), min_size=1, max_size=6),
-    st.text(st.sampled_from(_LETTERS + _OTHERS), min_size=1, max_size=6),
+    st.text(st.sampled_from(_LETTERS), min_size=1, max_size=8),
+    st.text(st.sampled_from(_LETTERS + _OTHERS), min_size=1, max_size=8),
 )
 _CONTENT = st.lists(st.tuples(_WORD, st.sampled_from([" ", "\t", "\n", "\u00a0", "\u2003"])), max_size=8).map(
     lambda ws: "".join(w + sep for w, sep in ws)
@@ -138,8 +149,13 @@ def test_every_substring_query_found_in_the_content_is_found_in_its_identifiers(
 ) -> None:
     """What the trigram index covers loses no match: a query taking the substring path that occurs in
     the content (as written) also occurs in the chunk's identifier text."""
-    start = data.draw(st.integers(0, len(content)))
-    query = content[start : data.draw(st.integers(start, len(content)))]
+    # Mostly a slice of one word (where matches live), sometimes of the whole text (spanning words).
+    words = content.split()
+    source = data.draw(st.sampled_from(words)) if words and data.draw(st.booleans()) else content
+    if len(source) < 3:  # shorter queries never take the substring path
+        return
+    start = data.draw(st.integers(0, len(source) - 3))
+    query = source[start : data.draw(st.integers(start + 3, len(source)))]
     if substring_pattern(query) is None:
         return
     assert query.strip().lower() in identifier_text(content)

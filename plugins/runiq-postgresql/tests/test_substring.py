@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncpg
 import numpy as np
+import pytest
 
 from runiq.rag import IndexSpec, StoredDocument, parse_lexical_query
 from runiq.rag.testing import make_chunks
@@ -50,7 +51,7 @@ async def _write(store: PostgresVectorStore, index: str, *, bulk: bool) -> None:
 
 
 async def test_fragments_are_found_through_either_write_path(options: PostgresStoreOptions) -> None:
-    async with PostgresVectorStore(options.model_copy(update={"bulk_copy_threshold": 1})) as store:
+    async with PostgresVectorStore(options) as store:
         await _write(store, "copied", bulk=True)
         await _write(store, "inserted", bulk=False)
         for index in ("copied", "inserted"):
@@ -59,12 +60,16 @@ async def test_fragments_are_found_through_either_write_path(options: PostgresSt
             assert await _ids(store, index, "olicy") == []  # plain words never take the substring path
 
 
+@pytest.mark.parametrize("bulk", [True, False], ids=["copy", "insert"])
 async def test_the_identifier_column_holds_only_identifier_like_words(
-    pg_store: PostgresVectorStore, postgres_dsn: str, schema: str
+    options: PostgresStoreOptions, postgres_dsn: str, bulk: bool
 ) -> None:
-    await _write(pg_store, "docs", bulk=False)
-    index = await pg_store._require("docs")
-    rows = await _fetch(postgres_dsn, f"SELECT document_id, identifiers FROM {index.sql.table} ORDER BY document_id")
+    async with PostgresVectorStore(options) as store:
+        await _write(store, "docs", bulk=bulk)
+        index = await store._require("docs")
+        rows = await _fetch(
+            postgres_dsn, f"SELECT document_id, identifiers FROM {index.sql.table} ORDER BY document_id"
+        )
     assert [(row["document_id"], row["identifiers"]) for row in rows] == [
         ("build", "40. filename.cs iragretriever.cs xq7-zk9"),
         ("plain", "expenses."),
