@@ -119,22 +119,33 @@ def _v2(s: str) -> tuple[str, ...]:
     return (f"ALTER TABLE {s}.indexes ADD COLUMN IF NOT EXISTS analyzer text NOT NULL DEFAULT 'runiq-lexical-v0'",)
 
 
-def _v3(s: str) -> tuple[str, ...]:
-    # Existing chunk tables get the new tables' storage parameter; their rows are rewritten only by updates.
-    return (
-        f"""DO $runiq$
+def _each_chunk_table(s: str, *statements: str) -> str:
+    """A DO block running ``statements`` (PL/pgSQL string expressions) on every existing chunk table.
+
+    In them, ``t`` is the table's quoted, schema-qualified name and ``n`` its bare name
+    (``chunks_<index_id>``); indexes whose table does not exist (yet) are skipped.
+    """
+    body = "\n".join(f"                    EXECUTE {statement};" for statement in statements)
+    return f"""DO $runiq$
         DECLARE
             r record;
+            n text;
+            t text;
         BEGIN
             FOR r IN SELECT index_id FROM {s}.indexes LOOP
-                IF to_regclass('{s}.' || quote_ident('chunks_' || r.index_id)) IS NOT NULL THEN
-                    EXECUTE 'ALTER TABLE {s}.' || quote_ident('chunks_' || r.index_id)
-                        || ' SET (toast_tuple_target = {TOAST_TUPLE_TARGET})';
+                n := 'chunks_' || r.index_id;
+                t := '{s}.' || quote_ident(n);
+                IF to_regclass(t) IS NOT NULL THEN
+{body}
                 END IF;
             END LOOP;
         END
-        $runiq$""",
-    )
+        $runiq$"""
+
+
+def _v3(s: str) -> tuple[str, ...]:
+    # Existing chunk tables get the new tables' storage parameter; their rows are rewritten only by updates.
+    return (_each_chunk_table(s, f"'ALTER TABLE ' || t || ' SET (toast_tuple_target = {TOAST_TUPLE_TARGET})'"),)
 
 
 def _v4(s: str) -> tuple[str, ...]:
@@ -143,22 +154,13 @@ def _v4(s: str) -> tuple[str, ...]:
     # whole table once, inside the migration's transaction: until it commits, searches of that
     # table and other stores opening the schema wait (a one-time pause at upgrade).
     return (
-        f"""DO $runiq$
-        DECLARE
-            r record;
-            t text;
-        BEGIN
-            FOR r IN SELECT index_id FROM {s}.indexes LOOP
-                t := '{s}.' || quote_ident('chunks_' || r.index_id);
-                IF to_regclass(t) IS NOT NULL THEN
-                    EXECUTE 'ALTER TABLE ' || t || ' ADD COLUMN IF NOT EXISTS identifiers text';
-                    EXECUTE 'DROP INDEX IF EXISTS {s}.' || quote_ident('chunks_' || r.index_id || '_trgm');
-                    EXECUTE 'CREATE INDEX ' || quote_ident('chunks_' || r.index_id || '_trgm') || ' ON ' || t
-                        || ' USING gin ({TRIGRAM_EXPRESSION} gin_trgm_ops)';
-                END IF;
-            END LOOP;
-        END
-        $runiq$""",
+        _each_chunk_table(
+            s,
+            "'ALTER TABLE ' || t || ' ADD COLUMN IF NOT EXISTS identifiers text'",
+            f"'DROP INDEX IF EXISTS {s}.' || quote_ident(n || '_trgm')",
+            "'CREATE INDEX ' || quote_ident(n || '_trgm') || ' ON ' || t"
+            f" || ' USING gin ({TRIGRAM_EXPRESSION} gin_trgm_ops)'",
+        ),
     )
 
 
