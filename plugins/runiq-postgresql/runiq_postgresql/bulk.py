@@ -16,9 +16,8 @@ from collections.abc import Sequence
 
 import asyncpg
 
-from runiq.rag.stores.base import IndexSpec
 from runiq_postgresql.queries import IndexSql, SchemaSql
-from runiq_postgresql.rows import PreparedDocument, row_columns
+from runiq_postgresql.rows import PreparedDocument
 
 __all__ = ["copy_chunks", "replace_document_rows"]
 
@@ -44,9 +43,7 @@ async def replace_document_rows(
     return await conn.fetchrow(index_sql.delete_chunks, ids)
 
 
-async def copy_chunks(
-    conn: asyncpg.Connection, index_sql: IndexSql, spec: IndexSpec, docs: Sequence[PreparedDocument]
-) -> None:
+async def copy_chunks(conn: asyncpg.Connection, index_sql: IndexSql, docs: Sequence[PreparedDocument]) -> None:
     """Binary COPY of the documents' new chunk rows (their old chunks are already deleted)."""
     records = [row for d in docs for row in d.rows]
     if records:
@@ -54,5 +51,5 @@ async def copy_chunks(
             index_sql.table_name,
             schema_name=index_sql.schema_name,
             records=records,
-            columns=list(row_columns(spec.dimensions is not None)),
+            columns=index_sql.columns,
         )

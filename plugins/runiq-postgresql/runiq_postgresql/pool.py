@@ -17,6 +17,7 @@ import asyncpg
 import numpy as np
 
 from runiq_postgresql.schema import ExtensionSchemas
+from runiq_postgresql.settings import DEFAULT_HNSW_EF_SEARCH
 
 __all__ = ["PoolSettings", "acquire_pool", "encode_tsvector", "encode_vector", "release_pool"]
 
@@ -77,7 +78,7 @@ def _for_loop() -> _LoopPools:
     return entry
 
 
-SESSION_EF_SEARCH = 160
+SESSION_EF_SEARCH = DEFAULT_HNSW_EF_SEARCH
 
 
 async def _reset(conn: asyncpg.Connection) -> None:

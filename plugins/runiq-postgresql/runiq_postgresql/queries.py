@@ -116,6 +116,7 @@ class IndexSql:
     table: str  # quoted and schema-qualified
     schema_name: str  # unquoted, for COPY (asyncpg quotes them)
     table_name: str
+    columns: tuple[str, ...]  # of a prepared row, in row order (rows.row_columns): COPY and insert_chunk
     insert_chunk: str
     delete_chunks: str
     search_exact: str
@@ -144,6 +145,7 @@ class IndexSql:
             table=t,
             schema_name=schema,
             table_name=chunk_table_name(index_id),
+            columns=row,
             insert_chunk=(f"INSERT INTO {t} ({', '.join(row)}) VALUES ({values})"),
             delete_chunks=(
                 f"WITH old AS (DELETE FROM {t} WHERE document_id = ANY($1::text[]) RETURNING lexemes, term_count), "

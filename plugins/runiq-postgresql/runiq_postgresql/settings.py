@@ -14,10 +14,20 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, m
 from runiq.rag.lexical.options import LexicalOptions, StemmerName, StopwordSetName
 from runiq.rag.lexical.stemming import resolve_stemmer
 
-__all__ = ["DEFAULT_DATA_DIR", "DEFAULT_SCHEMA", "IDENTIFIER_PATTERN", "PostgresStoreOptions", "validate_identifier"]
+__all__ = [
+    "DEFAULT_DATA_DIR",
+    "DEFAULT_HNSW_EF_SEARCH",
+    "DEFAULT_SCHEMA",
+    "IDENTIFIER_PATTERN",
+    "PostgresStoreOptions",
+    "validate_identifier",
+]
 
 DEFAULT_DATA_DIR = Path(".runiq/postgres")
 DEFAULT_SCHEMA = "runiq"
+# Also every pooled connection's session value (pool.SESSION_EF_SEARCH): at the default, searches
+# with top_k <= 40 need no SET LOCAL.
+DEFAULT_HNSW_EF_SEARCH = 160
 # Letters, digits and underscores, starting with a letter or underscore, at most 63 bytes (NAMEDATALEN - 1).
 IDENTIFIER_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 
@@ -56,7 +66,7 @@ class PostgresStoreOptions(BaseModel):
     create_extensions: bool = True
     hnsw_m: int = Field(default=16, ge=2, le=100)
     hnsw_ef_construction: int = Field(default=64, ge=4, le=1000)
-    hnsw_ef_search: int = Field(default=160, ge=1, le=1000)
+    hnsw_ef_search: int = Field(default=DEFAULT_HNSW_EF_SEARCH, ge=1, le=1000)
     ann_min_rows: int = Field(default=10_000, ge=0)
     bulk_copy_threshold: int = Field(default=500, ge=1)
     maintenance_work_mem_mb: int = Field(default=256, ge=16, le=65536)

@@ -502,7 +502,7 @@ class PostgresVectorStore:
                     assert current is not None
                     prepared = _with_terms(await current.rows, await current.terms)
                     upcoming = self._start_preparing(index, slices[k + 1]) if k + 1 < len(slices) else None
-                    await bulk.copy_chunks(conn, index.sql, index.spec, prepared.documents)
+                    await bulk.copy_chunks(conn, index.sql, prepared.documents)
                     stats.add(old, prepared)
                     if upcoming is not None:
                         old = await bulk.replace_document_rows(
