@@ -77,11 +77,10 @@ class TokenisingWorker:
             except asyncio.CancelledError:
                 self._discard()  # its reply would answer the next request: start a fresh child next time
                 raise
-        if not isinstance(reply, tuple):
+        if not isinstance(reply, SliceTerms):
             await self._fail(str(reply))  # the child's error frame: an exception type name
             raise WorkerUnavailable
-        tsvectors, term_counts, frequencies, identifiers = reply
-        return SliceTerms(tsvectors, term_counts, frequencies, identifiers)
+        return reply
 
     async def _started(self) -> asyncio.subprocess.Process:
         if self._failed:

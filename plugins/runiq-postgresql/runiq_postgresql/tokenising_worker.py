@@ -2,8 +2,8 @@
 
 ``python -m runiq_postgresql.tokenising_worker STOPWORDS STEMMER``
 
-Reads length-prefixed pickled lists of chunk contents on stdin and answers each with the fields of
-:class:`~runiq_postgresql.lexical.SliceTerms` as a tuple; exits at end of input. On an error it answers with the
+Reads length-prefixed pickled lists of chunk contents on stdin and answers each with a pickled
+:class:`~runiq_postgresql.lexical.SliceTerms`; exits at end of input. On an error it answers with the
 exception's type name (a ``str``, never content) and exits.
 """
 
@@ -31,8 +31,7 @@ def serve(stdin: BinaryIO, stdout: BinaryIO, lexical: LexicalOptions) -> None:
             return
         try:
             contents = pickle.loads(body)  # noqa: S301 - our parent, over a private pipe
-            terms = slice_terms(contents, analyzer)
-            reply: object = (terms.tsvectors, terms.term_counts, terms.frequencies, terms.identifiers)
+            reply: object = slice_terms(contents, analyzer)
         except Exception as exc:  # reported by type only; the parent falls back to a thread
             stdout.write(frame(type(exc).__name__))
             stdout.flush()
