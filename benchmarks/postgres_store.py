@@ -59,8 +59,8 @@ if __package__ in (None, ""):
 from runiq_postgresql import PostgresStoreOptions, PostgresVectorStore
 from runiq_postgresql.lexical import chunk_terms
 from runiq_postgresql.pool import SESSION_EF_SEARCH
-from runiq_postgresql.rows import query_vector
-from runiq_postgresql.schema import TOAST_TUPLE_TARGET, TRIGRAM_EXPRESSION
+from runiq_postgresql.rows import query_vector, row_columns
+from runiq_postgresql.schema import chunk_table_ddl, chunk_table_name, secondary_index_ddl
 
 from runiq.rag import IndexSpec, RagChunk, StoredDocument, parse_lexical_query
 
@@ -156,16 +156,22 @@ async def _store_batches(
 
 
 def _raw_row(i: int, text: str, vector: np.ndarray) -> tuple[Any, ...]:
+    """One chunk row in the store's column order (``rows.row_columns``), terms built as the store builds them."""
     terms = chunk_terms(text)
     doc = f"d{i:06d}"
     meta = json.dumps({"group": i % 20})
-    return (doc, f"{doc}#0", 0, text, 0, len(text), meta, terms.term_count, terms.tsvector, terms.identifiers, vector)
+    return (doc, f"{doc}#0", 0, text, 0, len(text), meta, vector, terms.term_count, terms.tsvector, terms.identifiers)
+
+
+_RAW_INDEX_ID = 999_999  # the raw baselines' chunk table: chunks_999999 in the benchmark schema, dropped after each run
+_STAGING_CASTS = {"metadata": "::jsonb", "lexemes": "::tsvector"}  # the staged columns that travel as text
 
 
 async def ingest_raw(
-    dsn: str, table: str, corpus: list[str], vectors: np.ndarray, batch: int, *, tokenise_in_timer: bool, staging: bool
+    dsn: str, schema: str, corpus: list[str], vectors: np.ndarray, batch: int, *, tokenise_in_timer: bool, staging: bool
 ) -> float:
-    """Raw asyncpg binary COPY into an identically indexed chunk table (GIN indexes built after the load).
+    """Raw asyncpg binary COPY into a chunk table created by the store's own DDL (``schema.chunk_table_ddl``:
+    same columns, storage and index definitions), its GIN indexes built after the load.
 
     ``staging``: COPY into a temporary table with text ``metadata``/``lexemes`` and merge with one
     ``INSERT ... SELECT`` per batch, the way a raw client without a binary tsvector encoder must.
@@ -185,29 +191,29 @@ async def ingest_raw(
         await conn.set_type_codec(
             "tsvector", schema="pg_catalog", encoder=encode_tsvector, decoder=decode_tsvector, format="binary"
         )
-        await conn.execute(
-            f"CREATE TABLE {table} (row_id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, "
-            "document_id text NOT NULL, chunk_id text NOT NULL, ordinal integer NOT NULL, content text NOT NULL, "
-            "start_offset integer NOT NULL, end_offset integer NOT NULL, metadata jsonb NOT NULL, "
-            "term_count integer NOT NULL, lexemes tsvector NOT NULL, identifiers text, "
-            f"embedding vector({vectors.shape[1]}) NOT NULL, UNIQUE (document_id, chunk_id)) "
-            f"WITH (toast_tuple_target = {TOAST_TUPLE_TARGET})"  # the store's chunk-table storage
-        )
-        await conn.execute(f"ALTER TABLE {table} ALTER COLUMN embedding SET STORAGE MAIN")
+        table_name = chunk_table_name(_RAW_INDEX_ID)
+        table = f'"{schema}"."{table_name}"'
+        indexes = secondary_index_ddl(schema, _RAW_INDEX_ID)
+        for ddl in chunk_table_ddl(schema, _RAW_INDEX_ID, vectors.shape[1]):
+            if ddl not in indexes:
+                await conn.execute(ddl)  # the table and its storage; the GIN indexes come after the load
+        columns = list(row_columns(True))
         await conn.execute(
             "CREATE TEMP TABLE IF NOT EXISTS s (document_id text, chunk_id text, ordinal int, content text, "
-            "start_offset int, end_offset int, metadata text, term_count int, lexemes text, identifiers text, "
-            "embedding vector) ON COMMIT DELETE ROWS"
+            "start_offset int, end_offset int, metadata text, embedding vector, term_count int, lexemes text, "
+            "identifiers text) ON COMMIT DELETE ROWS"
         )
-        columns = [
-            "document_id", "chunk_id", "ordinal", "content", "start_offset", "end_offset", "metadata",
-            "term_count", "lexemes", "identifiers", "embedding",
-        ]  # fmt: skip
-        schema_name, table_name = (part.strip('"') for part in table.split("."))
+        merge = (
+            f"INSERT INTO {table} ({', '.join(columns)}) "
+            f"SELECT {', '.join(c + _STAGING_CASTS.get(c, '') for c in columns)} FROM s"
+        )
+        lexemes = columns.index("lexemes")
 
         def row(i: int) -> tuple[Any, ...]:
             values = _raw_row(i, corpus[i], vectors[i])
-            return (*values[:8], tsvector_literal(values[8]), *values[9:]) if staging else values
+            if not staging:
+                return values
+            return (*values[:lexemes], tsvector_literal(values[lexemes]), *values[lexemes + 1 :])
 
         prepared = [] if tokenise_in_timer else [row(i) for i in range(len(corpus))]
         started = time.perf_counter()
@@ -216,19 +222,11 @@ async def ingest_raw(
             rows = [row(i) for i in range(start, stop)] if tokenise_in_timer else prepared[start:stop]
             async with conn.transaction():
                 if not staging:
-                    await conn.copy_records_to_table(table_name, schema_name=schema_name, records=rows, columns=columns)
+                    await conn.copy_records_to_table(table_name, schema_name=schema, records=rows, columns=columns)
                     continue
                 await conn.copy_records_to_table("s", records=rows, columns=columns)
-                await conn.execute(
-                    f"INSERT INTO {table} ({', '.join(columns)}) SELECT document_id, chunk_id, ordinal, "
-                    "content, start_offset, end_offset, metadata::jsonb, term_count, lexemes::tsvector, "
-                    "identifiers, embedding FROM s"
-                )
-        for ddl in (
-            f"CREATE INDEX ON {table} USING gin (lexemes)",
-            f"CREATE INDEX ON {table} USING gin (metadata jsonb_path_ops)",
-            f"CREATE INDEX ON {table} USING gin ({TRIGRAM_EXPRESSION} gin_trgm_ops)",
-        ):
+                await conn.execute(merge)
+        for ddl in indexes:
             await conn.execute(ddl)  # indexes built after the load, as the store's bulk_load does
         elapsed = time.perf_counter() - started
         await conn.execute(f"DROP TABLE {table}")
@@ -521,10 +519,9 @@ async def ingest_all(
             ("raw_copy_tokenising", True, False),
             ("raw_copy_staging", False, True),
         ):
-            table = f'"{schema}".raw_chunks_{r}'
             await quiesce(dsn)
             seconds = await ingest_raw(
-                dsn, table, corpus, vectors, args.batch, tokenise_in_timer=tokenise, staging=staging
+                dsn, schema, corpus, vectors, args.batch, tokenise_in_timer=tokenise, staging=staging
             )
             runs[key].append(args.rows / seconds)
         if not args.no_langchain:
