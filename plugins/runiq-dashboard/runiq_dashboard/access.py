@@ -13,7 +13,6 @@ import base64
 import binascii
 import hashlib
 import hmac
-import ipaddress
 from collections.abc import Awaitable, Callable
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
@@ -21,6 +20,7 @@ from typing import Protocol, runtime_checkable
 import structlog
 from fastapi import Request
 
+from runiq_dashboard.loopback import is_loopback_address, is_loopback_host
 from runiq_dashboard.options import DashboardCredential, DashboardOptions, DashboardRole
 from runiq_dashboard.problems import ProblemError, forbidden, unauthenticated
 
@@ -37,7 +37,6 @@ __all__ = [
 log = structlog.get_logger(__name__)
 
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-_LOOPBACK_NAMES = frozenset({"localhost", "localhost."})
 
 
 class AccessOutcome(StrEnum):
@@ -116,42 +115,20 @@ def _basic_password(value: str) -> bytes | None:
 class LoopbackAccessPolicy:
     """The default when nothing is configured: loopback clients may read and operate, nobody else may.
 
-    The TCP peer must be a loopback address and the ``Host`` header a loopback name or address; the
-    second check stops DNS-rebinding pages from reaching the dashboard through the user's browser.
+    The TCP peer must be a loopback address and the one ``Host`` header a well-formed loopback name or
+    address (:mod:`runiq_dashboard.loopback`); the second check stops DNS-rebinding pages from
+    reaching the dashboard through the user's browser.
     """
 
     async def authorize(self, request: Request, role: DashboardRole) -> AccessOutcome:
         client = request.client.host if request.client is not None else None
-        if not _is_loopback_address(client):
+        if not is_loopback_address(client):
             log.info("dashboard.access_denied", role=role.value, outcome="not_loopback_client")
             return AccessOutcome.FORBIDDEN
-        if not _is_loopback_host(request.headers.get("host")):
+        if not is_loopback_host(request.headers.getlist("host")):
             log.info("dashboard.access_denied", role=role.value, outcome="not_loopback_host")
             return AccessOutcome.FORBIDDEN
         return AccessOutcome.ALLOWED
-
-
-def _is_loopback_address(value: str | None) -> bool:
-    if not value:
-        return False
-    try:
-        address = ipaddress.ip_address(value.strip("[]"))
-    except ValueError:
-        return False
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        return address.ipv4_mapped.is_loopback
-    return address.is_loopback
-
-
-def _is_loopback_host(host: str | None) -> bool:
-    if not host:
-        return False
-    host = host.strip().lower()
-    if host.startswith("["):
-        name = host[1:].partition("]")[0]
-    else:
-        name = host.rpartition(":")[0] if host.count(":") == 1 else host
-    return name in _LOOPBACK_NAMES or _is_loopback_address(name)
 
 
 def policy_for(options: DashboardOptions) -> AccessPolicy:

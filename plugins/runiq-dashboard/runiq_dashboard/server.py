@@ -9,7 +9,6 @@ serves, and stops the host after uvicorn shuts down (which cancels and awaits ac
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import socket
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from runiq.logging import configure_logging
 from runiq.rag import RagConfigurationError, add_runiq_rag
 from runiq.settings import RuniqSettings
 from runiq_dashboard.app import create_dashboard_app, options_for
+from runiq_dashboard.loopback import is_loopback_bind
 from runiq_dashboard.options import DashboardOptions
 
 __all__ = ["DEFAULT_PORT", "DashboardServer", "serve", "serve_config"]
@@ -69,7 +69,7 @@ class DashboardServer:
         return f"http://{host}:{self.port}{self.options.base_path}/"
 
     async def run(self) -> None:
-        if not self.options.credentials and self.options.access_policy is None and not _is_loopback_bind(self._bind):
+        if not self.options.credentials and self.options.access_policy is None and not is_loopback_bind(self._bind):
             log.warning("dashboard.loopback_only", reason="no credentials configured; remote clients get 403")
         async with self._runiq_host:
             serving = asyncio.create_task(self._server.serve(), name="runiq-dashboard-uvicorn")
@@ -101,15 +101,6 @@ class _NotifyingServer(uvicorn.Server):
         await super().startup(sockets)
         if self.started:
             self._started_event.set()
-
-
-def _is_loopback_bind(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def serve(

@@ -188,6 +188,99 @@ async def test_default_policy_accepts_every_loopback_form(host: Host, client_for
     assert response.status_code == 200
 
 
+LOOPBACK_HOSTS = [
+    "127.0.0.1",
+    "127.0.0.1:8710",
+    "127.0.0.5:1",
+    "127.255.255.254:65535",
+    "localhost",
+    "LOCALHOST:8710",
+    "localhost.",
+    "localhost.:8710",
+    "[::1]",
+    "[::1]:8710",
+    "[0:0:0:0:0:0:0:1]:80",
+    "[::FFFF:127.0.0.1]:8710",
+]
+HOSTILE_HOSTS = [
+    "[::1]evil.example",  # anything after "]" but ":port"
+    "[::1].evil.example",
+    "[::1]:8710evil.example",
+    "127.0.0.1:abc",  # ports: digits, 1-65535, or absent
+    "127.0.0.1:",
+    "[::1]:",
+    "127.0.0.1:0",
+    "127.0.0.1:65536",
+    "127.0.0.1:99999",
+    "127.0.0.1:+80",
+    "127.0.0.1:8710:8710",
+    "localhost:abc",
+    "::1",  # IPv6 literals only in brackets, well-formed, no zone, not IPvFuture, not IPv4
+    "[::1",
+    "::1]",
+    "[[::1]]",
+    "[::1%lo]",
+    "[v1.fe]",
+    "[127.0.0.1]",
+    "[::2]",
+    "[::ffff:10.0.0.1]",
+    "user@127.0.0.1",  # userinfo
+    "127.0.0.1@evil.example",
+    "evil.example@localhost",
+    "",  # empty, whitespace, several values
+    " 127.0.0.1",
+    "127.0.0.1 ",
+    "127.0.0.1\t",
+    "127.0.0.1 :8710",
+    "local host",
+    "127.0.0.1,127.0.0.1",
+    "127.0.0.1, evil.example",
+    "127.1",  # only canonical dotted-quad IPv4
+    "2130706433",
+    "0x7f.0.0.1",
+    "0177.0.0.1",
+    "127.0.0.1/",  # no path, query or fragment
+    "127.0.0.1?x",
+    "127.0.0.1#x",
+    "localhost..",  # foreign or look-alike names
+    "localhost.evil.example",
+    "127.0.0.1.nip.example",
+    "evil.example",
+]
+
+
+@pytest.mark.parametrize("value", LOOPBACK_HOSTS)
+async def test_loopback_host_values_are_accepted(host: Host, client_for, value: str) -> None:  # type: ignore[no-untyped-def]
+    """RFC 3986 host[:port] naming a loopback address or localhost, port 1-65535 or absent."""
+    response = await client_for(create_dashboard_app(host)).get("/runiq/api/rag/indexes", headers={"Host": value})
+    assert response.status_code == 200
+
+
+@pytest.mark.parametrize("value", HOSTILE_HOSTS)
+async def test_hostile_host_values_are_forbidden(host: Host, client_for, value: str) -> None:  # type: ignore[no-untyped-def]
+    """A loopback peer with a malformed or foreign Host is refused: the Host is parsed strictly, not
+    picked apart (``[::1]evil.example`` is not ``::1``)."""
+    response = await client_for(create_dashboard_app(host)).get("/runiq/api/rag/indexes", headers={"Host": value})
+    assert response.status_code == 403
+    assert response.json() == FORBIDDEN
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        [("Host", "127.0.0.1"), ("Host", "127.0.0.1")],
+        [("Host", "127.0.0.1"), ("Host", "evil.example")],
+        [("Host", "\uff11\uff12\uff17.0.0.1".encode())],  # fullwidth digits
+        [("Host", b"127.0.0.1\x00")],
+    ],
+    ids=["repeated", "second-foreign", "fullwidth", "nul"],
+)
+async def test_several_or_non_ascii_host_headers_are_forbidden(host: Host, client_for, headers) -> None:  # type: ignore[no-untyped-def]
+    """Exactly one Host header, ASCII only."""
+    response = await client_for(create_dashboard_app(host)).get("/runiq/api/rag/indexes", headers=headers)
+    assert response.status_code == 403
+
+
 @pytest.mark.parametrize(
     "headers",
     [{"Origin": "https://evil.example"}, {"Origin": "null"}, {"Sec-Fetch-Site": "cross-site"}],
