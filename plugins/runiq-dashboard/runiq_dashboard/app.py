@@ -4,19 +4,22 @@ Every route lives under ``options.base_path`` and carries the one access depende
 (:func:`runiq_dashboard.access.access_dependency`, attached at application level): the page, its
 assets, the API, the OpenAPI document and the catch-all that answers unknown API paths with a fixed
 404. FastAPI's own docs and OpenAPI routes are disabled because they would bypass the dependency.
+
+The application is wrapped in :func:`runiq_dashboard.middleware.around_application`, outside
+FastAPI's stack, so no exception leaves it for the server to log. FastAPI's native OpenTelemetry
+exception logs (which carry the message) are off for the same reason.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, Depends, FastAPI
 from fastapi.responses import JSONResponse
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp
 
 from runiq.hosting import Host
 from runiq.rag import IndexRegistry, RagIngestionManager
 from runiq_dashboard.access import access_dependency
+from runiq_dashboard.middleware import around_application
 from runiq_dashboard.options import DashboardOptions
 from runiq_dashboard.page import page_router
 from runiq_dashboard.problems import ProblemError, endpoint_not_found, install_problem_handlers
@@ -25,12 +28,6 @@ from runiq_dashboard.routes import rag_router
 __all__ = ["create_dashboard_app", "options_for"]
 
 _ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
-_SECURITY_HEADERS = [
-    (b"cache-control", b"no-store"),
-    (b"x-content-type-options", b"nosniff"),
-    (b"referrer-policy", b"no-referrer"),
-    (b"x-frame-options", b"DENY"),
-]
 
 
 def options_for(host: Host, options: DashboardOptions | None = None) -> DashboardOptions:
@@ -53,7 +50,7 @@ def create_dashboard_app(host: Host, options: DashboardOptions | None = None) ->
     """
     resolved = options_for(host, options)
     base = resolved.base_path
-    app = FastAPI(
+    app = _DashboardApp(
         title=resolved.title,
         version=_version(),
         openapi_url=None,
@@ -61,6 +58,7 @@ def create_dashboard_app(host: Host, options: DashboardOptions | None = None) ->
         redoc_url=None,
         description="Runiq dashboard: RAG index management. Every endpoint is behind the dashboard's access policy.",
         dependencies=[Depends(access_dependency(resolved))],
+        telemetry={"logs": False},
     )
     install_problem_handlers(app)
 
@@ -78,7 +76,6 @@ def create_dashboard_app(host: Host, options: DashboardOptions | None = None) ->
 
     app.include_router(api)
     app.include_router(page_router(base, resolved.title))
-    app.add_middleware(_SecurityHeaders)
     app.state.runiq_dashboard_options = resolved
     return app
 
@@ -92,23 +89,6 @@ def _version() -> str:
         return "0.0.0"
 
 
-class _SecurityHeaders:
-    """Pure ASGI middleware: responses are never cached and never framed."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-
-        async def send_with_headers(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                headers: list[Any] = list(message.get("headers", []))
-                present = {name.lower() for name, _ in headers}
-                headers.extend(h for h in _SECURITY_HEADERS if h[0] not in present)
-                message = {**message, "headers": headers}
-            await send(message)
-
-        await self.app(scope, receive, send_with_headers)
+class _DashboardApp(FastAPI):
+    def build_middleware_stack(self) -> ASGIApp:
+        return around_application(super().build_middleware_stack())

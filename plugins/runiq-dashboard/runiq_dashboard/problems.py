@@ -1,15 +1,14 @@
 """Fixed problem documents and the exception handlers that produce them.
 
 Every error response is ``{"code", "message", "activeOperation"}`` with a message written here, never
-an exception's text, a request value or a path. Unexpected exceptions become a fixed 500 body and are
-logged by type only.
+an exception's text, a request value or a path. Unexpected exceptions become the fixed 500 body here;
+:class:`runiq_dashboard.middleware.ContainFailures` logs them, by type only.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import structlog
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -24,11 +23,10 @@ __all__ = [
     "forbidden",
     "index_not_found",
     "install_problem_handlers",
+    "internal_error",
     "no_active_operation",
     "unauthenticated",
 ]
-
-log = structlog.get_logger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +85,10 @@ def endpoint_not_found() -> Problem:
     return Problem(404, "EndpointNotFound", "Runiq endpoint was not found.")
 
 
+def internal_error() -> Problem:
+    return Problem(500, "InternalError", "The dashboard could not complete the request.")
+
+
 _HTTP_PROBLEMS = {
     404: ("EndpointNotFound", "Runiq endpoint was not found."),
     405: ("MethodNotAllowed", "The method is not allowed for this endpoint."),
@@ -108,8 +110,8 @@ def install_problem_handlers(app: FastAPI) -> None:
         return Problem(exc.status_code, code, message, headers=dict(exc.headers or {})).response()
 
     async def on_error(request: Request, exc: Exception) -> JSONResponse:
-        log.error("dashboard.request_failed", method=request.method, error=type(exc).__name__)
-        return Problem(500, "InternalError", "The dashboard could not complete the request.").response()
+        # Starlette re-raises after this answer; ContainFailures logs the type and stops it there.
+        return internal_error().response()
 
     app.add_exception_handler(ProblemError, on_problem)
     app.add_exception_handler(RequestValidationError, on_validation)

@@ -21,6 +21,7 @@ from runiq.logging import configure_logging
 from runiq.rag import RagConfigurationError, add_runiq_rag
 from runiq.settings import RuniqSettings
 from runiq_dashboard.app import create_dashboard_app, options_for
+from runiq_dashboard.log_filter import install_exception_type_only
 from runiq_dashboard.loopback import is_loopback_bind
 from runiq_dashboard.options import DashboardOptions
 
@@ -49,7 +50,9 @@ class DashboardServer:
         self.app = create_dashboard_app(runiq_host, self.options)
         # uvicorn's default proxy handling trusts X-Forwarded-For only from 127.0.0.1, so a proxy on
         # this machine that forwards the real client address turns it back into a non-loopback client.
+        # No access log: it would hold paths and query strings (request values) and client addresses.
         config = uvicorn.Config(self.app, host=host, port=port, log_level=log_level, lifespan="off", access_log=False)
+        install_exception_type_only()  # uvicorn.Config's dictConfig replaces handlers and keeps filters
         self.started = asyncio.Event()
         self._server = _NotifyingServer(config, self.started)
         self._bind = host

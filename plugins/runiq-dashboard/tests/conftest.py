@@ -181,8 +181,8 @@ def api(host: Host, client_for: ClientFactory) -> httpx.AsyncClient:
 class ServerThread:
     """A real uvicorn server for ``host`` on 127.0.0.1 in its own thread and event loop."""
 
-    def __init__(self, host: Host, options: DashboardOptions | None = None) -> None:
-        self.server = DashboardServer(host, host="127.0.0.1", port=0, options=options)
+    def __init__(self, host: Host, options: DashboardOptions | None = None, *, log_level: str = "warning") -> None:
+        self.server = DashboardServer(host, host="127.0.0.1", port=0, options=options, log_level=log_level)
         self._thread = threading.Thread(target=self._run, name="dashboard-server", daemon=True)
         self._error: BaseException | None = None
 
@@ -206,11 +206,32 @@ class ServerThread:
         return self.server.url
 
     def stop(self) -> None:
+        """Idempotent; a server that was never started has nothing to stop."""
+        if self._thread.ident is None:
+            return
         self.server.request_stop()
         self._thread.join(timeout=15)
         assert not self._thread.is_alive(), "the dashboard server did not stop"
         if self._error is not None:
             raise self._error
+
+
+ServerFactory = Callable[..., ServerThread]
+
+
+@pytest.fixture
+def server_factory(secret_dir: Path) -> Iterator[ServerFactory]:
+    """``server_factory(options=None, log_level="warning")``: a server not yet started (add routes or
+    middleware to ``.server.app``, then ``.start()``); stopped at teardown if the test did not."""
+    servers: list[ServerThread] = []
+
+    def make(options: DashboardOptions | None = None, *, log_level: str = "warning") -> ServerThread:
+        servers.append(ServerThread(build_host(secret_dir), options, log_level=log_level))
+        return servers[-1]
+
+    yield make
+    for server in servers:
+        server.stop()
 
 
 @pytest.fixture
