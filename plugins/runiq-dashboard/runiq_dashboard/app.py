@@ -2,8 +2,9 @@
 
 Every route lives under ``options.base_path`` and carries the one access dependency
 (:func:`runiq_dashboard.access.access_dependency`, attached at application level): the page, its
-assets, the API, the OpenAPI document and the catch-all that answers unknown API paths with a fixed
-404. FastAPI's own docs and OpenAPI routes are disabled because they would bypass the dependency.
+assets, the API and the OpenAPI document. Routing's own answers (404 for an unknown path, 405 with
+``Allow`` for an undeclared method) run no route, so the problem handler applies the same dependency
+before giving them. FastAPI's own docs and OpenAPI routes are disabled because they would bypass it.
 
 The application is wrapped in :func:`runiq_dashboard.middleware.around_application`, outside
 FastAPI's stack, so no exception leaves it for the server to log. FastAPI's native OpenTelemetry
@@ -22,12 +23,10 @@ from runiq_dashboard.access import access_dependency
 from runiq_dashboard.middleware import around_application
 from runiq_dashboard.options import DashboardOptions
 from runiq_dashboard.page import page_router
-from runiq_dashboard.problems import ProblemError, endpoint_not_found, install_problem_handlers
+from runiq_dashboard.problems import install_problem_handlers
 from runiq_dashboard.routes import rag_router
 
 __all__ = ["create_dashboard_app", "options_for"]
-
-_ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 
 
 def options_for(host: Host, options: DashboardOptions | None = None) -> DashboardOptions:
@@ -50,6 +49,7 @@ def create_dashboard_app(host: Host, options: DashboardOptions | None = None) ->
     """
     resolved = options_for(host, options)
     base = resolved.base_path
+    enforce_access = access_dependency(resolved)
     app = _DashboardApp(
         title=resolved.title,
         version=_version(),
@@ -57,10 +57,10 @@ def create_dashboard_app(host: Host, options: DashboardOptions | None = None) ->
         docs_url=None,
         redoc_url=None,
         description="Runiq dashboard: RAG index management. Every endpoint is behind the dashboard's access policy.",
-        dependencies=[Depends(access_dependency(resolved))],
+        dependencies=[Depends(enforce_access)],
         telemetry={"logs": False},
     )
-    install_problem_handlers(app)
+    install_problem_handlers(app, enforce_access)
 
     api = APIRouter(prefix=f"{base}/api")
     if IndexRegistry in host.services and RagIngestionManager in host.services:
@@ -69,10 +69,6 @@ def create_dashboard_app(host: Host, options: DashboardOptions | None = None) ->
     @api.get("/openapi.json", include_in_schema=False)
     async def openapi_document() -> JSONResponse:
         return JSONResponse(app.openapi())
-
-    @api.api_route("/{rest:path}", methods=_ALL_METHODS, include_in_schema=False)
-    async def unknown_endpoint(rest: str) -> None:
-        raise ProblemError(endpoint_not_found())
 
     app.include_router(api)
     app.include_router(page_router(base, resolved.title))

@@ -7,6 +7,7 @@ an exception's text, a request value or a path. Unexpected exceptions become the
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from fastapi import FastAPI, Request
@@ -24,6 +25,7 @@ __all__ = [
     "index_not_found",
     "install_problem_handlers",
     "internal_error",
+    "method_not_allowed",
     "no_active_operation",
     "unauthenticated",
 ]
@@ -85,17 +87,28 @@ def endpoint_not_found() -> Problem:
     return Problem(404, "EndpointNotFound", "Runiq endpoint was not found.")
 
 
+def method_not_allowed(allow: str) -> Problem:
+    """``allow``: the framework's comma-separated list of the path's declared methods."""
+    methods = ", ".join(sorted({m.strip() for m in allow.split(",") if m.strip()}))
+    return Problem(405, "MethodNotAllowed", "The method is not allowed for this endpoint.", headers={"Allow": methods})
+
+
 def internal_error() -> Problem:
     return Problem(500, "InternalError", "The dashboard could not complete the request.")
 
 
-_HTTP_PROBLEMS = {
-    404: ("EndpointNotFound", "Runiq endpoint was not found."),
-    405: ("MethodNotAllowed", "The method is not allowed for this endpoint."),
-}
+def _framework_problem(exc: StarletteHTTPException) -> Problem:
+    headers = dict(exc.headers or {})
+    if exc.status_code == 404:
+        return endpoint_not_found()
+    if exc.status_code == 405:
+        return method_not_allowed(headers.get("Allow", ""))
+    return Problem(exc.status_code, "RequestFailed", "The request could not be completed.", headers=headers)
 
 
-def install_problem_handlers(app: FastAPI) -> None:
+def install_problem_handlers(app: FastAPI, enforce_access: Callable[[Request], Awaitable[None]]) -> None:
+    """``enforce_access``: the access dependency, which routing's own 404 and 405 answers bypass."""
+
     async def on_problem(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, ProblemError)
         return exc.problem.response()
@@ -106,8 +119,12 @@ def install_problem_handlers(app: FastAPI) -> None:
 
     async def on_http(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, StarletteHTTPException)
-        code, message = _HTTP_PROBLEMS.get(exc.status_code, ("RequestFailed", "The request could not be completed."))
-        return Problem(exc.status_code, code, message, headers=dict(exc.headers or {})).response()
+        if exc.status_code in (404, 405):  # no route ran, so neither did the dependency: a refused
+            try:  # caller learns nothing about which paths and methods exist
+                await enforce_access(request)
+            except ProblemError as denied:
+                return denied.problem.response()
+        return _framework_problem(exc).response()
 
     async def on_error(request: Request, exc: Exception) -> JSONResponse:
         # Starlette re-raises after this answer; ContainFailures logs the type and stops it there.

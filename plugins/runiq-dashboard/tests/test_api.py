@@ -9,7 +9,7 @@ import pytest
 
 from runiq.hosting import Host, HostBuilder
 from runiq.rag import RagIngestionManager, RagIngestionState
-from runiq_dashboard import DashboardOptions, create_dashboard_app
+from runiq_dashboard import DashboardCredential, DashboardOptions, DashboardRole, create_dashboard_app
 
 BASE = "/runiq/api/rag/indexes"
 
@@ -275,9 +275,17 @@ async def test_base_path_is_configurable(host: Host, client_for) -> None:  # typ
 
 
 async def test_unknown_api_path_and_unknown_asset_are_fixed_404s(api: httpx.AsyncClient) -> None:
-    """Unknown routes never reveal framework text."""
-    for path in ("/runiq/api/nothing", "/runiq/api/rag", "/runiq/assets/../../etc/passwd", "/elsewhere"):
-        response = await api.get(path)
+    """Unknown routes never reveal framework text, whatever the method."""
+    for method, path in [
+        ("GET", "/runiq/api/nothing"),
+        ("GET", "/runiq/api/rag"),
+        ("GET", "/runiq/assets/../../etc/passwd"),
+        ("GET", "/runiq/assets/nothing.js"),
+        ("GET", "/elsewhere"),
+        ("POST", "/runiq/api/nothing"),
+        ("PROPFIND", "/runiq/api/nothing"),
+    ]:
+        response = await api.request(method, path)
         assert response.status_code == 404
         assert response.json() == {
             "code": "EndpointNotFound",
@@ -318,3 +326,52 @@ async def test_responses_carry_no_store_and_security_headers(api: httpx.AsyncCli
     script = await api.get("/runiq/assets/dashboard.js")
     assert script.status_code == 200
     assert script.headers["content-type"].startswith("text/javascript")
+
+
+# Every declared path with its one declared method (the page's and the API's).
+DECLARED = [
+    (f"{BASE}", "GET"),
+    (f"{BASE}/docs", "GET"),
+    (f"{BASE}/docs/status", "GET"),
+    (f"{BASE}/docs/ingestion/start", "POST"),
+    (f"{BASE}/docs/ingestion/cancel", "POST"),
+    ("/runiq/api/openapi.json", "GET"),
+    ("/runiq", "GET"),
+    ("/runiq/", "GET"),
+    ("/runiq/assets/dashboard.js", "GET"),
+]
+METHOD_NOT_ALLOWED = {
+    "code": "MethodNotAllowed",
+    "message": "The method is not allowed for this endpoint.",
+    "activeOperation": None,
+}
+
+
+@pytest.mark.parametrize(("path", "declared"), DECLARED, ids=[path for path, _ in DECLARED])
+async def test_an_undeclared_method_on_a_declared_path_is_405_with_allow(
+    api: httpx.AsyncClient, path: str, declared: str
+) -> None:
+    """Not 404: the path exists, and Allow names the method it does accept (HEAD is not implied)."""
+    methods = {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "PROPFIND"}
+    for method in sorted(methods - {declared}):
+        response = await api.request(method, path)
+        assert (method, response.status_code) == (method, 405)
+        assert response.headers["allow"] == declared
+        if method != "HEAD":
+            assert response.json() == METHOD_NOT_ALLOWED
+
+
+async def test_405_and_404_answer_only_after_the_access_policy(host: Host, client_for) -> None:  # type: ignore[no-untyped-def]
+    """Undeclared methods and unknown paths reveal nothing to a caller the policy refuses."""
+    key = "operate-key-0123456789abcdef"
+    options = DashboardOptions(
+        credentials=(DashboardCredential(name="ops", secret=key, roles=frozenset({DashboardRole.OPERATE})),)
+    )
+    app = create_dashboard_app(host, options)
+    anonymous, operator = client_for(app), client_for(app, headers={"X-API-Key": key})
+    probes = [("PUT", BASE), ("DELETE", "/runiq/"), ("POST", "/runiq/assets/dashboard.js"), ("GET", "/runiq/x")]
+    for method, path in probes:
+        assert (await anonymous.request(method, path)).status_code == 401
+        assert (await operator.request(method, path)).status_code in (404, 405)
+    remote = client_for(create_dashboard_app(host), client=("203.0.113.7", 40000))
+    assert (await remote.request("PATCH", f"{BASE}/docs")).status_code == 403
