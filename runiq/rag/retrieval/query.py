@@ -6,8 +6,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
-from runiq.rag.documents import MetadataValue, freeze_metadata
+from runiq.rag.documents import MetadataValue
 from runiq.rag.errors import RagValidationError
+from runiq.rag.stores.filters import validate_filters
 
 __all__ = ["MAX_QUERY_CHARACTERS", "RagQuery", "RagRetrievalMode"]
 
@@ -28,8 +29,9 @@ class RagQuery:
     """A retrieval request. ``top_k`` is a candidate limit only, not an acceptance rule.
 
     ``mode=None`` means the index's default mode, which is ``SEMANTIC`` unless the index was
-    registered with another default. ``filters`` are metadata equality filters, AND-combined.
-    ``candidate_depth`` overrides how many candidates each hybrid source contributes before fusion.
+    registered with another default. ``filters`` are metadata equality filters, AND-combined, with
+    the equality of :mod:`runiq.rag.stores.filters`. ``candidate_depth`` overrides how many
+    candidates each hybrid source contributes before fusion.
     """
 
     index_name: str
@@ -57,4 +59,4 @@ class RagQuery:
         ):
             raise RagValidationError("RagQuery.candidate_depth must be a positive integer.")
         object.__setattr__(self, "index_name", self.index_name.strip())
-        object.__setattr__(self, "filters", freeze_metadata(self.filters) or None)
+        object.__setattr__(self, "filters", validate_filters(self.filters))

@@ -93,6 +93,9 @@ class VectorStore(Protocol):
     """Durable or in-memory storage of chunk sets and their vectors, with metadata-filtered search.
 
     Filters are equality on metadata keys, AND-combined; a chunk without the key never matches.
+    Equality is :mod:`runiq.rag.stores.filters` (``3 == 3.0``, ``True != 1``, ``"3" != 3``); a store
+    passes ``filters`` through :func:`~runiq.rag.stores.filters.validate_filters` and ``top_k``
+    through :func:`validate_top_k` before any backend work.
     """
 
     @property

@@ -44,6 +44,11 @@ def test_index_name_is_trimmed() -> None:
         pytest.param({"candidate_depth": True}, id="depth-bool"),
         pytest.param({"filters": {"k": ["list"]}}, id="filter-list-value"),
         pytest.param({"filters": {"": "x"}}, id="filter-empty-key"),
+        pytest.param({"filters": {"k": None}}, id="filter-null"),
+        pytest.param({"filters": {"k": float("nan")}}, id="filter-nan"),
+        pytest.param({"filters": {"k": float("inf")}}, id="filter-inf"),
+        pytest.param({"filters": {"k": 2**63}}, id="filter-int-past-64-bits"),
+        pytest.param({"filters": {"k": "a\x00"}}, id="filter-nul"),
     ],
 )
 def test_invalid_queries_are_rejected(kwargs: dict[str, Any]) -> None:
@@ -65,3 +70,18 @@ def test_filters_are_frozen_and_empty_filters_mean_none() -> None:
     filters["team"] = "changed"
     assert dict(query.filters or {}) == {"team": "hr"}
     assert RagQuery(index_name="docs", text="x", filters={}).filters is None
+
+
+def test_filter_values_are_normalised_to_plain_types() -> None:
+    """Enum members and other subclasses become plain values, so every store sees the same filter."""
+    from enum import IntEnum, StrEnum
+
+    class Level(IntEnum):
+        HIGH = 3
+
+    class Team(StrEnum):
+        HR = "hr"
+
+    filters = RagQuery(index_name="docs", text="x", filters={"level": Level.HIGH, "team": Team.HR}).filters
+    assert filters is not None
+    assert [(type(v), v) for v in filters.values()] == [(int, 3), (str, "hr")]

@@ -14,6 +14,7 @@ from runiq.rag import (
     DistanceMetric,
     EmbeddingInputKind,
     HashingEmbedder,
+    HashingEmbedding,
     IndexNotFoundError,
     InMemoryVectorStore,
     LexicalQuery,
@@ -158,8 +159,6 @@ def _standard(embedder: str | None = None, store: str = "in-memory", **extra: An
     def configure(index: Any) -> object:
         index.use_documents(_documents())
         if embedder is None:
-            from runiq.rag import HashingEmbedding
-
             index.use_embedding(HashingEmbedding(dimensions=64))
         else:
             index.use_embedding(embedder)
@@ -470,6 +469,27 @@ async def test_filters_apply_in_every_mode(retrieve: Retrieve) -> None:
         result = await retrieve("remote work", mode, filters={"team": "hr"}, top_k=10)
         assert {h.document_id for h in result.hits} == {"hr", "remote"}
         assert all(h.metadata["team"] == "hr" for h in result.hits)
+
+
+async def test_filters_compare_numbers_by_value_in_every_mode(started: Callable[..., Any]) -> None:
+    """A 2024.0 filter finds year 2024; True does not find 1; "2024" does not find 2024."""
+    documents = [
+        RagDocument(document_id="int", content="remote work policy", metadata={"year": 2024, "flag": 1}),
+        RagDocument(document_id="bool", content="remote work rules", metadata={"year": "2024", "flag": True}),
+    ]
+    retrieve = _retriever(
+        await started(
+            lambda index: (
+                index.use_documents(documents)
+                .use_embedding(HashingEmbedding(dimensions=64))
+                .use_in_memory_vector_store()
+            )
+        )
+    )
+    for mode in (SEMANTIC, LEXICAL, HYBRID):
+        assert [h.document_id for h in (await retrieve("remote", mode, filters={"year": 2024.0})).hits] == ["int"]
+        assert [h.document_id for h in (await retrieve("remote", mode, filters={"flag": True})).hits] == ["bool"]
+        assert [h.document_id for h in (await retrieve("remote", mode, filters={"year": "2024"})).hits] == ["bool"]
 
 
 # -- failures --------------------------------------------------------------------------------
