@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from runiq.errors import RagValidationError, SchemaMismatchError
+from runiq.errors import SchemaMismatchError
 from runiq.rag.documents import ChunkKey, Metadata, MetadataValue, RagChunk
+from runiq.rag.limits import validate_count
 
 if TYPE_CHECKING:
     from runiq.rag.embeddings.base import FloatMatrix, FloatVector
@@ -165,9 +166,8 @@ class LexicalSearch(Protocol):
 
 
 def validate_top_k(top_k: int) -> None:
-    """Shared by every store: ``top_k`` is a positive integer candidate limit."""
-    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k <= 0:
-        raise RagValidationError("top_k must be greater than zero.")
+    """Shared by every store: ``top_k`` is an integer candidate limit from 1 to ``MAX_CANDIDATES``."""
+    validate_count(top_k, "top_k")
 
 
 def ensure_compatible(stored: IndexSpec, wanted: IndexSpec) -> None:

@@ -18,6 +18,7 @@ from runiq.errors import (
 from runiq.rag.documents import RagChunk, chunk_id_for
 from runiq.rag.embeddings.base import EmbeddingClient, EmbeddingInputKind
 from runiq.rag.lexical.query import parse_lexical_query
+from runiq.rag.limits import MAX_CANDIDATES
 from runiq.rag.stores.base import DistanceMetric, IndexSpec, LexicalSearch, StoredDocument, VectorStore
 from runiq.rag.testing.fakes import make_chunks
 
@@ -175,6 +176,16 @@ class VectorStoreContract:
         hits = await store.search(second, np.array([1, 0, 0], dtype=np.float32), top_k=5)
         assert [h.content for h in hits] == ["second"]
         assert await store.count(first) == 0
+
+    async def test_top_k_above_the_documented_maximum_is_a_validation_error(self, store: VectorStore) -> None:
+        """``MAX_CANDIDATES`` is the largest ``top_k``; beyond it (even past 64 bits) is a bad request."""
+        name = await self._index(store)
+        await store.replace_document(name, _doc("d1"), [_chunk("d1", 0, "a")], _vectors([1, 0, 0]))
+        query = np.array([1, 0, 0], dtype=np.float32)
+        assert len(await store.search(name, query, top_k=MAX_CANDIDATES)) == 1
+        for top_k in (MAX_CANDIDATES + 1, 2**63 - 1, 2**63, 2**64):
+            with pytest.raises(RagValidationError, match="top_k must be an integer from 1 to"):
+                await store.search(name, query, top_k=top_k)
 
     async def test_metadata_round_trips(self, store: VectorStore) -> None:
         """Chunk metadata comes back with each hit, values typed as stored."""
@@ -371,6 +382,15 @@ class LexicalSearchContract:
         assert await self._search(store, name, "policy", filters={"v": 1}) == []
         with pytest.raises(RagValidationError, match=r"^Filter"):
             await self._search(store, name, "policy", filters={"v": float("nan")})
+
+    async def test_lexical_top_k_above_the_documented_maximum_is_a_validation_error(
+        self, store: VectorStore, lexical_index: str
+    ) -> None:
+        """The same ``MAX_CANDIDATES`` bound as vector search, before any backend work."""
+        assert len(await self._search(store, lexical_index, "policy", top_k=MAX_CANDIDATES)) >= 1
+        for top_k in (0, MAX_CANDIDATES + 1, 2**63, 2**64):
+            with pytest.raises(RagValidationError, match="top_k must be an integer from 1 to"):
+                await self._search(store, lexical_index, "policy", top_k=top_k)
 
     async def test_deleted_documents_leave_the_lexical_index(self, store: VectorStore, lexical_index: str) -> None:
         """A deleted document is no longer found lexically."""
