@@ -74,6 +74,7 @@ from runiq.rag.ingestion.operation import (
 )
 from runiq.rag.ingestion.strategies import IngestionBuilder, IngestionStrategy, IngestionStrategyKind
 from runiq.rag.lexical import LexicalQuery, parse_lexical_query
+from runiq.rag.limits import MAX_CANDIDATES
 from runiq.rag.observability import (
     ContentPreviewOptions,
     DefaultObservabilityRedactor,
@@ -190,6 +191,7 @@ __all__ = [
     "LexicalOverlapReranking",
     "LexicalQuery",
     "LexicalSearch",
+    "MAX_CANDIDATES",
     "MAX_RERANK_CANDIDATES",
     "MarkdownChunker",
     "Metadata",

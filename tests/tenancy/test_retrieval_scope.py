@@ -19,7 +19,7 @@ from runiq.rag import (
     RagRetriever,
     add_runiq_rag,
 )
-from runiq.rag.retrieval.scope import StaticRetrievalScope
+from runiq.rag.retrieval.scope import ScopeConflict, StaticRetrievalScope, merge_scope
 
 CURRENT_TENANT: ContextVar[str] = ContextVar("tenant")
 
@@ -94,3 +94,12 @@ def test_only_one_scope_and_it_must_be_a_provider() -> None:
         rag.use_retrieval_scope(StaticRetrievalScope({"tenant": "b"}))
     with pytest.raises(RagConfigurationError):
         add_runiq_rag(HostBuilder(load_entry_points=False)).use_retrieval_scope(object())  # type: ignore[arg-type]
+
+
+def test_scope_conflicts_use_the_stores_filter_equality() -> None:
+    """3.0 inside scope 3 is the same filter (the stores match them alike); 1 inside True contradicts it."""
+    assert dict(merge_scope({"tenant": 3.0, "kind": "hr"}, {"tenant": 3}) or {}) == {"tenant": 3.0, "kind": "hr"}
+    with pytest.raises(ScopeConflict):
+        merge_scope({"tenant": 1}, {"tenant": True})
+    with pytest.raises(ScopeConflict):
+        merge_scope({"tenant": "3"}, {"tenant": 3})

@@ -38,6 +38,7 @@ from runiq.rag.stores.base import (
     ensure_compatible,
     validate_top_k,
 )
+from runiq.rag.stores.filters import validate_filters
 from runiq_postgresql import bulk, pruning
 from runiq_postgresql.embedded import acquire_embedded_server, release_embedded_server
 from runiq_postgresql.errors import STORE_KIND, guarded, mapped
@@ -623,7 +624,7 @@ class PostgresVectorStore:
         index = await self._require(index_name)
         validate_top_k(top_k)
         encoded = query_vector(index.spec, vector)
-        where = filter_json(filters)
+        where = filter_json(validate_filters(filters))
         sql = index.sql
         ef = min(_MAX_EF_SEARCH, max(self._options.hnsw_ef_search, 4 * top_k))
         candidates = min(ef, 2 * top_k + 10)
@@ -659,10 +660,10 @@ class PostgresVectorStore:
     ) -> list[StoreHit]:
         index = await self._require(index_name)
         validate_top_k(top_k)
+        where = filter_json(validate_filters(filters))
         if query.is_empty:
             return []
         terms = query_terms(query, self._analyzer)
-        where = filter_json(filters)
         rows: list[Any] = []
         async with self.pool.acquire() as conn:
             if terms.match:

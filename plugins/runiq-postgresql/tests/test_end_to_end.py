@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -11,6 +12,7 @@ from runiq.hosting import HostBuilder
 from runiq.rag import (
     HashingEmbedding,
     RagConfigurationError,
+    RagDocument,
     RagIngestionManager,
     RagIngestionState,
     RagQuery,
@@ -18,6 +20,7 @@ from runiq.rag import (
     RagRetriever,
     add_runiq_rag,
 )
+from runiq.rag.limits import MAX_CANDIDATES
 from runiq_postgresql import PostgreSqlVectorStore, use_postgresql_vector_store
 
 IDENTIFIER_QUERIES = {
@@ -86,6 +89,37 @@ async def test_ingest_then_find_identifiers_lexically_and_hybrid(
             RagQuery(index_name="docs", text='"order phrase exact"', mode=RagRetrievalMode.LEXICAL)
         )
         assert reversed_phrase.hits == ()
+
+
+async def test_largest_top_k_and_filter_equality_through_the_retriever(postgres_dsn: str, schema: str) -> None:
+    """Every mode serves top_k = MAX_CANDIDATES (the hybrid depth is capped, not refused by the store),
+    and filters compare like the in-memory store's: 2024.0 finds 2024, True does not find 1."""
+    documents = [
+        RagDocument(document_id="int", content="remote work policy", metadata={"year": 2024, "flag": 1}),
+        RagDocument(document_id="bool", content="remote work rules", metadata={"year": "2024", "flag": True}),
+    ]
+    builder = HostBuilder(load_entry_points=False, plugins=[runiq_postgresql.plugin])
+    selection = PostgreSqlVectorStore(dsn=postgres_dsn, schema=schema)
+    add_runiq_rag(
+        builder,
+        lambda rag: rag.add_index(
+            "docs",
+            lambda index: index.use_documents(documents).use_embedding(HashingEmbedding()).use_vector_store(selection),
+        ),
+    )
+    async with builder.build() as host:
+        await host.services.get(RagIngestionManager).run("docs")
+        retriever = host.services.get(RagRetriever)
+
+        async def found(mode: RagRetrievalMode, **kwargs: Any) -> list[str]:
+            result = await retriever.retrieve(RagQuery(index_name="docs", text="remote", mode=mode, **kwargs))
+            return sorted(hit.document_id for hit in result.hits)
+
+        for mode in RagRetrievalMode:
+            assert await found(mode, top_k=MAX_CANDIDATES) == ["bool", "int"], mode
+            assert await found(mode, filters={"year": 2024.0}) == ["int"], mode
+            assert await found(mode, filters={"flag": True}) == ["bool"], mode
+            assert await found(mode, filters={"year": "2024"}) == ["bool"], mode
 
 
 async def test_reingestion_is_incremental_and_durable(postgres_dsn: str, schema: str, tmp_path: Path) -> None:

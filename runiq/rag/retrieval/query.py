@@ -6,8 +6,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
-from runiq.rag.documents import MetadataValue, freeze_metadata
+from runiq.rag.documents import MetadataValue
 from runiq.rag.errors import RagValidationError
+from runiq.rag.limits import MAX_CANDIDATES, validate_count
+from runiq.rag.stores.filters import validate_filters
 
 __all__ = ["MAX_QUERY_CHARACTERS", "RagQuery", "RagRetrievalMode"]
 
@@ -28,8 +30,10 @@ class RagQuery:
     """A retrieval request. ``top_k`` is a candidate limit only, not an acceptance rule.
 
     ``mode=None`` means the index's default mode, which is ``SEMANTIC`` unless the index was
-    registered with another default. ``filters`` are metadata equality filters, AND-combined.
-    ``candidate_depth`` overrides how many candidates each hybrid source contributes before fusion.
+    registered with another default. ``filters`` are metadata equality filters, AND-combined, with
+    the equality of :mod:`runiq.rag.stores.filters`. ``candidate_depth`` overrides how many
+    candidates each hybrid source contributes before fusion. ``top_k`` and ``candidate_depth`` are
+    integers from 1 to :data:`~runiq.rag.limits.MAX_CANDIDATES`.
     """
 
     index_name: str
@@ -48,13 +52,13 @@ class RagQuery:
             raise RagValidationError(f"RagQuery.text must be at most {MAX_QUERY_CHARACTERS} characters.")
         if self.mode is not None and not isinstance(self.mode, RagRetrievalMode):
             raise RagValidationError("RagQuery.mode must be a RagRetrievalMode.")
-        if isinstance(self.top_k, bool) or not isinstance(self.top_k, int) or self.top_k <= 0:
-            raise RagValidationError("RagQuery.top_k must be a positive integer.")
-        if self.candidate_depth is not None and (
-            isinstance(self.candidate_depth, bool)
-            or not isinstance(self.candidate_depth, int)
-            or self.candidate_depth <= 0
-        ):
-            raise RagValidationError("RagQuery.candidate_depth must be a positive integer.")
+        validate_count(self.top_k, "RagQuery.top_k")
+        if self.candidate_depth is not None:
+            validate_count(self.candidate_depth, "RagQuery.candidate_depth")
         object.__setattr__(self, "index_name", self.index_name.strip())
-        object.__setattr__(self, "filters", freeze_metadata(self.filters) or None)
+        object.__setattr__(self, "filters", validate_filters(self.filters))
+
+    def hybrid_depth(self, multiplier: int) -> int:
+        """Candidates each hybrid source contributes: ``candidate_depth``, else ``top_k * multiplier``
+        capped at ``MAX_CANDIDATES`` (so a valid query never asks a store for more than it accepts)."""
+        return self.candidate_depth or min(self.top_k * multiplier, MAX_CANDIDATES)

@@ -148,7 +148,7 @@ class RagRetriever:
     async def _hybrid(
         self, resources: IndexResources, query: RagQuery
     ) -> tuple[list[RagRetrievalHit], RagRetrievalStatistics]:
-        depth = query.candidate_depth or query.top_k * self._options.hybrid_candidate_multiplier
+        depth = query.hybrid_depth(self._options.hybrid_candidate_multiplier)
         _require_lexical(resources, query.index_name)
         # Both sources run concurrently; if either fails the TaskGroup cancels the other and the
         # whole request fails: there is no silent fallback to one source.

@@ -14,6 +14,7 @@ from typing import Protocol, runtime_checkable
 from runiq.errors import RagValidationError
 from runiq.rag.documents import MetadataValue, freeze_metadata
 from runiq.rag.retrieval.query import RagQuery
+from runiq.rag.stores.filters import equality_key
 
 __all__ = ["RetrievalScopeProvider", "ScopeConflict", "StaticRetrievalScope", "merge_scope"]
 
@@ -38,12 +39,16 @@ class StaticRetrievalScope:
 def merge_scope(
     filters: Mapping[str, MetadataValue] | None, scope: Mapping[str, MetadataValue]
 ) -> Mapping[str, MetadataValue] | None:
-    """AND the query filters with the scope. Returns ``None`` for "no filter"; raises on contradiction."""
+    """AND the query filters with the scope. Returns ``None`` for "no filter"; raises on contradiction.
+
+    A query value contradicts the scope's when the stores would not call them equal
+    (:mod:`runiq.rag.stores.filters`): ``3.0`` inside scope ``3`` narrows nothing, ``1`` contradicts ``True``.
+    """
     if not scope:
         return filters
     merged = dict(freeze_metadata(scope))
     for key, value in (filters or {}).items():
-        if key in merged and (type(merged[key]) is not type(value) or merged[key] != value):
+        if key in merged and equality_key(merged[key]) != equality_key(value):
             raise ScopeConflict
         merged[key] = value
     return merged

@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from runiq.errors import RagValidationError, SchemaMismatchError
+from runiq.errors import SchemaMismatchError
 from runiq.rag.documents import ChunkKey, Metadata, MetadataValue, RagChunk
+from runiq.rag.limits import validate_count
 
 if TYPE_CHECKING:
     from runiq.rag.embeddings.base import FloatMatrix, FloatVector
@@ -93,6 +94,9 @@ class VectorStore(Protocol):
     """Durable or in-memory storage of chunk sets and their vectors, with metadata-filtered search.
 
     Filters are equality on metadata keys, AND-combined; a chunk without the key never matches.
+    Equality is :mod:`runiq.rag.stores.filters` (``3 == 3.0``, ``True != 1``, ``"3" != 3``); a store
+    passes ``filters`` through :func:`~runiq.rag.stores.filters.validate_filters` and ``top_k``
+    through :func:`validate_top_k` before any backend work.
     """
 
     @property
@@ -162,9 +166,8 @@ class LexicalSearch(Protocol):
 
 
 def validate_top_k(top_k: int) -> None:
-    """Shared by every store: ``top_k`` is a positive integer candidate limit."""
-    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k <= 0:
-        raise RagValidationError("top_k must be greater than zero.")
+    """Shared by every store: ``top_k`` is an integer candidate limit from 1 to ``MAX_CANDIDATES``."""
+    validate_count(top_k, "top_k")
 
 
 def ensure_compatible(stored: IndexSpec, wanted: IndexSpec) -> None:

@@ -39,6 +39,7 @@ from runiq.rag.stores.base import (
     ensure_compatible,
     validate_top_k,
 )
+from runiq.rag.stores.filters import EqualityKey, equality_key, validate_filters
 
 __all__ = ["InMemoryVectorStore", "InMemoryVectorStoreSelection"]
 
@@ -79,7 +80,7 @@ class _Index:
     rows: list[_Row | None] = field(default_factory=list)
     holes: list[int] = field(default_factory=list)
     documents: dict[str, tuple[StoredDocument, list[int]]] = field(default_factory=dict)
-    by_metadata: dict[tuple[str, str], set[int]] = field(default_factory=dict)
+    by_metadata: dict[tuple[str, EqualityKey], set[int]] = field(default_factory=dict)
     lexical: BM25Index = field(default_factory=BM25Index)
     lock: ReadWriteLock = field(default_factory=ReadWriteLock)
 
@@ -92,9 +93,9 @@ class _Index:
         return len(self.rows) - len(self.holes)
 
 
-def _filter_key(key: str, value: MetadataValue) -> tuple[str, str]:
-    # bool before int: True must not match 1.
-    return key, f"{type(value).__name__}:{value}"
+def _filter_key(key: str, value: MetadataValue) -> tuple[str, EqualityKey]:
+    """Equal values (``filters.equality_key``) share a posting: 3 finds 3.0, True does not find 1."""
+    return key, equality_key(value)
 
 
 class InMemoryVectorStore:
@@ -245,6 +246,7 @@ class InMemoryVectorStore:
     ) -> list[StoreHit]:
         index = self._require(index_name)
         validate_top_k(top_k)
+        filters = validate_filters(filters)
         dims = index.spec.dimensions
         if dims is None:
             raise RagValidationError("This index has no embedding model; use lexical retrieval.")
@@ -337,6 +339,7 @@ class InMemoryVectorStore:
     ) -> list[StoreHit]:
         index = self._require(index_name)
         validate_top_k(top_k)
+        filters = validate_filters(filters)
         if query.is_empty:
             return []
         async with index.lock.read():

@@ -18,6 +18,7 @@ from runiq.errors import (
 from runiq.rag.documents import RagChunk, chunk_id_for
 from runiq.rag.embeddings.base import EmbeddingClient, EmbeddingInputKind
 from runiq.rag.lexical.query import parse_lexical_query
+from runiq.rag.limits import MAX_CANDIDATES
 from runiq.rag.stores.base import DistanceMetric, IndexSpec, LexicalSearch, StoredDocument, VectorStore
 from runiq.rag.testing.fakes import make_chunks
 
@@ -176,6 +177,16 @@ class VectorStoreContract:
         assert [h.content for h in hits] == ["second"]
         assert await store.count(first) == 0
 
+    async def test_top_k_above_the_documented_maximum_is_a_validation_error(self, store: VectorStore) -> None:
+        """``MAX_CANDIDATES`` is the largest ``top_k``; beyond it (even past 64 bits) is a bad request."""
+        name = await self._index(store)
+        await store.replace_document(name, _doc("d1"), [_chunk("d1", 0, "a")], _vectors([1, 0, 0]))
+        query = np.array([1, 0, 0], dtype=np.float32)
+        assert len(await store.search(name, query, top_k=MAX_CANDIDATES)) == 1
+        for top_k in (MAX_CANDIDATES + 1, 2**63 - 1, 2**63, 2**64):
+            with pytest.raises(RagValidationError, match="top_k must be an integer from 1 to"):
+                await store.search(name, query, top_k=top_k)
+
     async def test_metadata_round_trips(self, store: VectorStore) -> None:
         """Chunk metadata comes back with each hit, values typed as stored."""
         name = await self._index(store)
@@ -184,6 +195,97 @@ class VectorStoreContract:
         hit = (await store.search(name, np.array([1, 0, 0], dtype=np.float32), top_k=1))[0]
         assert dict(hit.metadata) == {"title": "Remote work", "year": 2024, "draft": False}
         assert await store.search(name, np.array([1, 0, 0], dtype=np.float32), top_k=1, filters={"year": 2024})
+
+    # -- filter equality (runiq.rag.stores.filters): one definition, every store -------------------
+
+    async def _metadata_index(self, store: VectorStore, *metadata: dict[str, Any]) -> str:
+        """One document whose chunk i (``d#i``) carries ``metadata[i]``; every chunk has the same vector."""
+        name = await self._index(store)
+        chunks = [_chunk("d", i, f"chunk {i}", **values) for i, values in enumerate(metadata)]
+        await store.replace_document(name, _doc("d"), chunks, _vectors(*([1.0, 0.0, 0.0] for _ in chunks)))
+        return name
+
+    async def _matching(self, store: VectorStore, name: str, filters: dict[str, Any]) -> list[str]:
+        hits = await store.search(name, np.array([1, 0, 0], dtype=np.float32), top_k=10, filters=filters)
+        return sorted(hit.chunk_id for hit in hits)
+
+    async def test_filter_numbers_compare_as_numbers(self, store: VectorStore) -> None:
+        """3 and 3.0 are equal whichever side holds which; -0.0 equals 0; 3.5 only itself."""
+        name = await self._metadata_index(store, {"n": 3}, {"n": 3.0}, {"n": 3.5}, {"n": -0.0}, {"n": 0})
+        assert await self._matching(store, name, {"n": 3}) == ["d#0", "d#1"]
+        assert await self._matching(store, name, {"n": 3.0}) == ["d#0", "d#1"]
+        assert await self._matching(store, name, {"n": 3.5}) == ["d#2"]
+        assert await self._matching(store, name, {"n": 0}) == ["d#3", "d#4"]
+        assert await self._matching(store, name, {"n": -0.0}) == ["d#3", "d#4"]
+
+    async def test_filter_booleans_are_not_numbers(self, store: VectorStore) -> None:
+        """True is not 1 or 1.0 and False is not 0, in either direction."""
+        name = await self._metadata_index(store, {"v": True}, {"v": 1}, {"v": False}, {"v": 0}, {"v": 1.0})
+        assert await self._matching(store, name, {"v": True}) == ["d#0"]
+        assert await self._matching(store, name, {"v": 1}) == ["d#1", "d#4"]
+        assert await self._matching(store, name, {"v": 1.0}) == ["d#1", "d#4"]
+        assert await self._matching(store, name, {"v": False}) == ["d#2"]
+        assert await self._matching(store, name, {"v": 0}) == ["d#3"]
+
+    async def test_filter_strings_never_equal_numbers_or_booleans(self, store: VectorStore) -> None:
+        """The string "3" is not the number 3, "3.0" is not 3.0 and "true" is not True."""
+        name = await self._metadata_index(store, {"v": "3"}, {"v": 3}, {"v": "true"}, {"v": True}, {"v": "3.0"})
+        assert await self._matching(store, name, {"v": "3"}) == ["d#0"]
+        assert await self._matching(store, name, {"v": 3}) == ["d#1"]
+        assert await self._matching(store, name, {"v": 3.0}) == ["d#1"]
+        assert await self._matching(store, name, {"v": "true"}) == ["d#2"]
+        assert await self._matching(store, name, {"v": True}) == ["d#3"]
+        assert await self._matching(store, name, {"v": "3.0"}) == ["d#4"]
+
+    async def test_filter_strings_compare_exactly(self, store: VectorStore) -> None:
+        """Code point for code point: no Unicode normalisation, case folding or trimming."""
+        nfc, nfd = "caf\u00e9", "cafe\u0301"
+        name = await self._metadata_index(store, {"w": nfc}, {"w": nfd}, {"w": "Caf\u00e9"}, {"w": f"{nfc} "})
+        assert await self._matching(store, name, {"w": nfc}) == ["d#0"]
+        assert await self._matching(store, name, {"w": nfd}) == ["d#1"]
+        assert await self._matching(store, name, {"w": "CAF\u00c9"}) == []
+        assert await self._matching(store, name, {"w": f"{nfc} "}) == ["d#3"]
+
+    async def test_filter_integers_are_exact_and_floats_mean_their_shortest_decimal(self, store: VectorStore) -> None:
+        """2**53 + 1 is not 2**53; a float equals the decimal JSON writes for it (1e18, not 2.0**60 == 2**60)."""
+        name = await self._metadata_index(
+            store, {"v": 2**53}, {"v": 2**53 + 1}, {"v": 2**63 - 1}, {"v": -(2**63)}, {"v": 2**60}, {"v": 10**18}
+        )
+        assert await self._matching(store, name, {"v": 2**53}) == ["d#0"]
+        assert await self._matching(store, name, {"v": 2**53 + 1}) == ["d#1"]
+        assert await self._matching(store, name, {"v": float(2**53)}) == ["d#0"]
+        assert await self._matching(store, name, {"v": 2**63 - 1}) == ["d#2"]
+        assert await self._matching(store, name, {"v": -(2**63)}) == ["d#3"]
+        assert await self._matching(store, name, {"v": 2**60}) == ["d#4"]
+        assert await self._matching(store, name, {"v": float(2**60)}) == []  # written 1.152921504606847e+18
+        assert await self._matching(store, name, {"v": 1e18}) == ["d#5"]
+
+    @pytest.mark.parametrize(
+        "filters",
+        [
+            pytest.param({"v": float("nan")}, id="nan"),
+            pytest.param({"v": float("inf")}, id="inf"),
+            pytest.param({"v": float("-inf")}, id="minus-inf"),
+            pytest.param({"v": 2**63}, id="int-above-64-bits"),
+            pytest.param({"v": -(2**63) - 1}, id="int-below-64-bits"),
+            pytest.param({"v": None}, id="null"),
+            pytest.param({"v": [1]}, id="list"),
+            pytest.param({"v": {"a": 1}}, id="object"),
+            pytest.param({"v": b"x"}, id="bytes"),
+            pytest.param({"v": "a\x00b"}, id="nul-in-value"),
+            pytest.param({"": "x"}, id="empty-key"),
+            pytest.param({" ": "x"}, id="blank-key"),
+            pytest.param({"a\x00": "x"}, id="nul-in-key"),
+            pytest.param({1: "x"}, id="non-string-key"),
+        ],
+    )
+    async def test_filters_no_store_can_evaluate_are_validation_errors(
+        self, store: VectorStore, filters: dict[Any, Any]
+    ) -> None:
+        """Non-finite numbers, integers beyond 64 bits, null, lists, objects and NUL are rejected up front."""
+        name = await self._metadata_index(store, {"v": 1})
+        with pytest.raises(RagValidationError, match=r"^Filter"):
+            await self._matching(store, name, filters)
 
 
 IDENTIFIER_TEXTS = {
@@ -265,6 +367,30 @@ class LexicalSearchContract:
         """Filters restrict lexical results; top_k bounds them."""
         assert await self._search(store, lexical_index, "the", filters={"kind": "code"}) in (["code"], [])
         assert len(await self._search(store, lexical_index, "the policy receipts results", top_k=1)) <= 1
+
+    async def test_lexical_filters_follow_the_same_equality(self, store: VectorStore) -> None:
+        """Lexical search applies the vector search's filter equality and rejects the same bad filters."""
+        assert isinstance(store, LexicalSearch)
+        name = _name("lexical")
+        await store.ensure_index(IndexSpec(name=name, dimensions=3, embedding_model="contract-model"))
+        for doc_id, value in (("int", 3), ("float", 3.0), ("bool", True), ("text", "3")):
+            chunks = [_chunk(doc_id, 0, "remote work policy", v=value)]
+            await store.replace_document(name, _doc(doc_id), chunks, _vectors([1, 0, 0]))
+        assert sorted(await self._search(store, name, "policy", filters={"v": 3.0})) == ["float", "int"]
+        assert await self._search(store, name, "policy", filters={"v": True}) == ["bool"]
+        assert await self._search(store, name, "policy", filters={"v": "3"}) == ["text"]
+        assert await self._search(store, name, "policy", filters={"v": 1}) == []
+        with pytest.raises(RagValidationError, match=r"^Filter"):
+            await self._search(store, name, "policy", filters={"v": float("nan")})
+
+    async def test_lexical_top_k_above_the_documented_maximum_is_a_validation_error(
+        self, store: VectorStore, lexical_index: str
+    ) -> None:
+        """The same ``MAX_CANDIDATES`` bound as vector search, before any backend work."""
+        assert len(await self._search(store, lexical_index, "policy", top_k=MAX_CANDIDATES)) >= 1
+        for top_k in (0, MAX_CANDIDATES + 1, 2**63, 2**64):
+            with pytest.raises(RagValidationError, match="top_k must be an integer from 1 to"):
+                await self._search(store, lexical_index, "policy", top_k=top_k)
 
     async def test_deleted_documents_leave_the_lexical_index(self, store: VectorStore, lexical_index: str) -> None:
         """A deleted document is no longer found lexically."""

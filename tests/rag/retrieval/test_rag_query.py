@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from runiq.rag import RagQuery, RagRetrievalMode, RagValidationError
+from runiq.rag.limits import MAX_CANDIDATES
 from runiq.rag.retrieval.query import MAX_QUERY_CHARACTERS
 
 
@@ -42,8 +43,17 @@ def test_index_name_is_trimmed() -> None:
         pytest.param({"top_k": True}, id="top-k-bool"),
         pytest.param({"candidate_depth": 0}, id="depth-zero"),
         pytest.param({"candidate_depth": True}, id="depth-bool"),
+        pytest.param({"top_k": MAX_CANDIDATES + 1}, id="top-k-above-maximum"),
+        pytest.param({"top_k": 2**63}, id="top-k-past-64-bits"),
+        pytest.param({"candidate_depth": MAX_CANDIDATES + 1}, id="depth-above-maximum"),
+        pytest.param({"candidate_depth": 2**64}, id="depth-past-64-bits"),
         pytest.param({"filters": {"k": ["list"]}}, id="filter-list-value"),
         pytest.param({"filters": {"": "x"}}, id="filter-empty-key"),
+        pytest.param({"filters": {"k": None}}, id="filter-null"),
+        pytest.param({"filters": {"k": float("nan")}}, id="filter-nan"),
+        pytest.param({"filters": {"k": float("inf")}}, id="filter-inf"),
+        pytest.param({"filters": {"k": 2**63}}, id="filter-int-past-64-bits"),
+        pytest.param({"filters": {"k": "a\x00"}}, id="filter-nul"),
     ],
 )
 def test_invalid_queries_are_rejected(kwargs: dict[str, Any]) -> None:
@@ -65,3 +75,32 @@ def test_filters_are_frozen_and_empty_filters_mean_none() -> None:
     filters["team"] = "changed"
     assert dict(query.filters or {}) == {"team": "hr"}
     assert RagQuery(index_name="docs", text="x", filters={}).filters is None
+
+
+def test_the_maximum_counts_are_accepted() -> None:
+    """``top_k`` and ``candidate_depth`` may equal MAX_CANDIDATES."""
+    query = RagQuery(index_name="docs", text="x", top_k=MAX_CANDIDATES, candidate_depth=MAX_CANDIDATES)
+    assert (query.top_k, query.candidate_depth) == (MAX_CANDIDATES, MAX_CANDIDATES)
+
+
+def test_hybrid_depth_is_the_override_or_a_capped_multiple_of_top_k() -> None:
+    """candidate_depth wins; else top_k * multiplier, never above MAX_CANDIDATES."""
+    assert RagQuery(index_name="docs", text="x", top_k=3).hybrid_depth(4) == 12
+    assert RagQuery(index_name="docs", text="x", top_k=3, candidate_depth=7).hybrid_depth(4) == 7
+    assert RagQuery(index_name="docs", text="x", top_k=MAX_CANDIDATES).hybrid_depth(4) == MAX_CANDIDATES
+    assert RagQuery(index_name="docs", text="x", top_k=2).hybrid_depth(10**30) == MAX_CANDIDATES
+
+
+def test_filter_values_are_normalised_to_plain_types() -> None:
+    """Enum members and other subclasses become plain values, so every store sees the same filter."""
+    from enum import IntEnum, StrEnum
+
+    class Level(IntEnum):
+        HIGH = 3
+
+    class Team(StrEnum):
+        HR = "hr"
+
+    filters = RagQuery(index_name="docs", text="x", filters={"level": Level.HIGH, "team": Team.HR}).filters
+    assert filters is not None
+    assert [(type(v), v) for v in filters.values()] == [(int, 3), (str, "hr")]

@@ -14,6 +14,7 @@ from runiq.rag import (
     DistanceMetric,
     EmbeddingInputKind,
     HashingEmbedder,
+    HashingEmbedding,
     IndexNotFoundError,
     InMemoryVectorStore,
     LexicalQuery,
@@ -30,6 +31,7 @@ from runiq.rag import (
     VectorIndexNotFoundError,
 )
 from runiq.rag.embeddings.base import FloatMatrix, FloatVector
+from runiq.rag.limits import MAX_CANDIDATES
 from runiq.rag.testing import FailingEmbedder
 
 SEMANTIC, LEXICAL, HYBRID = RagRetrievalMode.SEMANTIC, RagRetrievalMode.LEXICAL, RagRetrievalMode.HYBRID
@@ -50,19 +52,22 @@ def _documents(corpus: Mapping[str, tuple[str, str]] = CORPUS) -> list[RagDocume
 
 
 class RecordingStore(InMemoryVectorStore):
-    """Counts vector and lexical searches."""
+    """Counts vector and lexical searches and records the top_k each was asked for."""
 
     def __init__(self) -> None:
         super().__init__()
         self.searches = 0
         self.lexical_searches = 0
+        self.top_ks: list[int] = []
 
     async def search(self, index_name: str, vector: FloatVector, **kwargs: Any) -> list[StoreHit]:
         self.searches += 1
+        self.top_ks.append(kwargs["top_k"])
         return await super().search(index_name, vector, **kwargs)
 
     async def lexical_search(self, index_name: str, query: LexicalQuery, **kwargs: Any) -> list[StoreHit]:
         self.lexical_searches += 1
+        self.top_ks.append(kwargs["top_k"])
         return await super().lexical_search(index_name, query, **kwargs)
 
 
@@ -158,8 +163,6 @@ def _standard(embedder: str | None = None, store: str = "in-memory", **extra: An
     def configure(index: Any) -> object:
         index.use_documents(_documents())
         if embedder is None:
-            from runiq.rag import HashingEmbedding
-
             index.use_embedding(HashingEmbedding(dimensions=64))
         else:
             index.use_embedding(embedder)
@@ -470,6 +473,37 @@ async def test_filters_apply_in_every_mode(retrieve: Retrieve) -> None:
         result = await retrieve("remote work", mode, filters={"team": "hr"}, top_k=10)
         assert {h.document_id for h in result.hits} == {"hr", "remote"}
         assert all(h.metadata["team"] == "hr" for h in result.hits)
+
+
+async def test_the_maximum_top_k_is_served_in_every_mode(started: Callable[..., Any]) -> None:
+    """top_k = MAX_CANDIDATES is valid everywhere: the hybrid depth (top_k * 4) is capped, not refused."""
+    store = RecordingStore()
+    retrieve = _retriever(await started(_standard(store="recording"), stores={"recording": store}))
+    for mode in (SEMANTIC, LEXICAL, HYBRID):
+        result = await retrieve("remote work", mode, top_k=MAX_CANDIDATES)
+        assert result.hits, mode
+    assert store.top_ks == [MAX_CANDIDATES] * 4  # semantic, lexical, hybrid's two sources
+
+
+async def test_filters_compare_numbers_by_value_in_every_mode(started: Callable[..., Any]) -> None:
+    """A 2024.0 filter finds year 2024; True does not find 1; "2024" does not find 2024."""
+    documents = [
+        RagDocument(document_id="int", content="remote work policy", metadata={"year": 2024, "flag": 1}),
+        RagDocument(document_id="bool", content="remote work rules", metadata={"year": "2024", "flag": True}),
+    ]
+    retrieve = _retriever(
+        await started(
+            lambda index: (
+                index.use_documents(documents)
+                .use_embedding(HashingEmbedding(dimensions=64))
+                .use_in_memory_vector_store()
+            )
+        )
+    )
+    for mode in (SEMANTIC, LEXICAL, HYBRID):
+        assert [h.document_id for h in (await retrieve("remote", mode, filters={"year": 2024.0})).hits] == ["int"]
+        assert [h.document_id for h in (await retrieve("remote", mode, filters={"flag": True})).hits] == ["bool"]
+        assert [h.document_id for h in (await retrieve("remote", mode, filters={"year": "2024"})).hits] == ["bool"]
 
 
 # -- failures --------------------------------------------------------------------------------
