@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Creates .venv (if needed) and installs runiq, every plugin and the example plugin with their extras.
+# Creates .venv (if needed) and installs runiq, every plugin and the example plugin (editable) with
+# their development dependency groups (PEP 735 [dependency-groups]: never published to users).
 # Works on a fresh machine that has only Python, pip and gcc (and apt for the browser tests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -8,7 +9,8 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 . .venv/bin/activate
-python -m pip install --quiet --upgrade pip
+# pip >= 25.1 installs dependency groups (--group).
+python -m pip install --quiet --upgrade "pip>=25.1"
 
 # sentence-transformers needs torch; the pinned CPU build is what pip finds locally (a plain
 # 'torch' requirement would pull a multi-GB CUDA build), so install it first.
@@ -16,12 +18,25 @@ if [ -d plugins/runiq-sentence-transformers ]; then
   python -m pip install --quiet "torch==2.13.0"
 fi
 
-packages=(-e ".[test,lint,bench]")
-for plugin in plugins/*/ examples/*-plugin/; do
-  if [ -f "$plugin/pyproject.toml" ]; then
-    extras=""
-    if grep -q '^test = ' "$plugin/pyproject.toml"; then extras="[test]"; fi
-    packages+=(-e "${plugin%/}${extras}")
+# Every dependency group a pyproject.toml declares, as pip arguments: --group PATH:NAME.
+groups_of() {
+  python - "$1" <<'PY'
+import sys, tomllib
+path = sys.argv[1]
+with open(path, "rb") as handle:
+    groups = tomllib.load(handle).get("dependency-groups", {})
+print("\n".join(f"--group\n{path}:{name}" for name in groups))
+PY
+}
+
+packages=()
+for project in ./ plugins/*/ examples/*-plugin/; do
+  if [ -f "$project/pyproject.toml" ]; then
+    packages+=(-e "${project%/}")
+    groups=$(groups_of "${project%/}/pyproject.toml")
+    while IFS= read -r arg; do
+      if [ -n "$arg" ]; then packages+=("$arg"); fi
+    done <<< "$groups"
   fi
 done
 python -m pip install --quiet "${packages[@]}"

@@ -11,13 +11,25 @@ Subclass a contract and override its fixture::
                 yield store
 
 Fixtures for your conftest: ``pytest_plugins = ["runiq.rag.testing.fixtures"]``.
+
+The contracts and fixtures are pytest classes with async tests: they need ``pip install 'runiq[testing]'``
+(pytest and pytest-asyncio). The fakes (``make_chunks``, ``CANARY``, the failing and slow embedders)
+need nothing beyond runiq, so this package imports in any install; a contract is imported on first
+use and, without pytest, raises an ImportError that names the extra.
 """
 
 from __future__ import annotations
 
-from runiq.rag.testing.contracts import EmbeddingClientContract, LexicalSearchContract, VectorStoreContract
+import importlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
 from runiq.rag.testing.fakes import CANARY, FailingEmbedder, SlowEmbedder, make_chunks
-from runiq.rag.testing.reranker_contract import RerankerContract
+
+if TYPE_CHECKING:
+    from runiq.rag.testing.contracts import EmbeddingClientContract, LexicalSearchContract, VectorStoreContract
+    from runiq.rag.testing.reranker_contract import RerankerContract
 
 __all__ = [
     "CANARY",
@@ -29,3 +41,34 @@ __all__ = [
     "VectorStoreContract",
     "make_chunks",
 ]
+
+PYTEST_MISSING = "runiq's contract suites and test fixtures need pytest: pip install 'runiq[testing]'"
+
+# Contract name -> the module of this package that defines it (imported on first use: it imports pytest).
+_CONTRACT_MODULES = {
+    "EmbeddingClientContract": "contracts",
+    "LexicalSearchContract": "contracts",
+    "VectorStoreContract": "contracts",
+    "RerankerContract": "reranker_contract",
+}
+
+
+@contextmanager
+def _needs_pytest() -> Iterator[None]:
+    """Turns a missing pytest into an ImportError that says which extra to install."""
+    try:
+        yield
+    except ModuleNotFoundError as error:
+        if error.name != "pytest":
+            raise
+        raise ImportError(PYTEST_MISSING, name="pytest") from None
+
+
+def __getattr__(name: str) -> Any:
+    module = _CONTRACT_MODULES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    with _needs_pytest():
+        value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

@@ -1,10 +1,12 @@
-"""Opt-in pytest fixtures: ``pytest_plugins = ["runiq.rag.testing.fixtures"]``."""
+"""Opt-in pytest fixtures: ``pytest_plugins = ["runiq.rag.testing.fixtures"]`` (needs ``runiq[testing]``)."""
 
 from __future__ import annotations
 
-import pytest
-
+from runiq.rag.testing import _needs_pytest
 from runiq.rag.testing.fakes import CANARY
+
+with _needs_pytest():
+    import pytest
 
 __all__ = ["canary"]
 
