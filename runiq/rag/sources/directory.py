@@ -1,21 +1,31 @@
 """Files under a directory, matched by a glob pattern, read as UTF-8 text.
 
-Safety rules: the pattern must be a bare file-name pattern (no separators, no ``..``); every match is
-resolved and must stay inside the resolved root, so symlinks cannot escape it; files above
-``max_file_bytes`` are skipped; unreadable or undecodable files are reported as failures and never
-abort the batch. Order is deterministic (by relative path).
+Safety rules: the pattern must be a bare file-name pattern (no separators, no ``..``). The tree is
+walked and read through directory handles (see :mod:`runiq.rag.sources.confined`): a component swapped
+for a symlink after the walk cannot redirect a read outside the root. Symlinked directories are not
+descended into; a matching symlink is read when it leads to a file inside the root and reported as
+``outside_root`` when it leads outside. Files above ``max_file_bytes`` are skipped; every per-file
+problem (unreadable, undecodable, a symlink loop, an unlistable subdirectory) is reported as a failure
+with a fixed code and an id relative to the root, and never aborts the batch. Walking and reading run
+in a worker thread. Order is deterministic (by relative path).
 """
 
 from __future__ import annotations
 
 import asyncio
+import fnmatch
 import os
+import re
+import stat
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from runiq.rag.documents import RagDocument
-from runiq.rag.errors import DocumentSourceError, RagConfigurationError
+from runiq.rag.errors import DocumentSourceError, RagConfigurationError, RagValidationError
+from runiq.rag.sources import confined
 from runiq.rag.sources.base import SourceFailure, SourceReadResult
+from runiq.rag.sources.confined import ConfinedRoot, OutsideRoot, Parts, SymlinkLoop
+from runiq.rag.sources.walk import Listing, find_files
 
 __all__ = ["DirectorySource"]
 
@@ -54,15 +64,28 @@ class DirectorySource:
         return await asyncio.to_thread(self._read_sync)
 
     def _read_sync(self) -> SourceReadResult:
-        if not self.root.is_dir():
-            raise DocumentSourceError("directory", "the root directory does not exist or is not a directory")
-        real_root = self.root.resolve()
-        matches = self.root.rglob(self.pattern) if self.recursive else self.root.glob(self.pattern)
-        candidates = sorted((p for p in matches), key=lambda p: p.relative_to(self.root).as_posix())
+        if not confined.supported():
+            raise DocumentSourceError("directory", "this platform cannot open files relative to a directory handle")
+        try:
+            root = ConfinedRoot(self.root)
+        except OSError:
+            reason = "the root directory does not exist, is not a directory or cannot be opened"
+            raise DocumentSourceError("directory", reason) from None
+        with root:
+            try:
+                matches = re.compile(fnmatch.translate(self.pattern)).fullmatch
+                listing = find_files(root, matches, recursive=self.recursive)
+            except OSError:
+                raise DocumentSourceError("directory", "the root directory could not be listed") from None
+            return self._read_listed(root, listing)
+
+    def _read_listed(self, root: ConfinedRoot, listing: Listing) -> SourceReadResult:
         documents: list[RagDocument] = []
-        failures: list[SourceFailure] = []
-        for path in candidates:
-            relative = path.relative_to(self.root).as_posix()
+        failures = [
+            SourceFailure(document_id=_printable(_document_id(parts)), code=code) for parts, code in listing.problems
+        ]
+        for parts in sorted(listing.files, key=_document_id):
+            relative = _document_id(parts)
             if not _is_text(relative):
                 # Not valid UTF-8: report it under a printable id instead of emitting an unencodable one.
                 failures.append(SourceFailure(document_id=_printable(relative), code="undecodable_name"))
@@ -70,37 +93,86 @@ class DirectorySource:
             if len(documents) >= self.max_documents:
                 failures.append(SourceFailure(document_id=relative, code="too_many_documents"))
                 continue
-            outcome = self._read_one(path, relative, real_root)
+            outcome = self._read_one(root, parts, relative)
             if isinstance(outcome, SourceFailure):
                 failures.append(outcome)
             elif outcome is not None:
                 documents.append(outcome)
         return SourceReadResult(documents=tuple(documents), failures=tuple(failures))
 
-    def _read_one(self, path: Path, relative: str, real_root: Path) -> RagDocument | SourceFailure | None:
+    def _read_one(self, root: ConfinedRoot, parts: Parts, relative: str) -> RagDocument | SourceFailure | None:
         try:
-            resolved = path.resolve()
-            if not resolved.is_relative_to(real_root):
-                return SourceFailure(document_id=relative, code="outside_root")
-            if not resolved.is_file():
-                return None
-            if resolved.stat().st_size > self.max_file_bytes:
-                return SourceFailure(document_id=relative, code="too_large")
-            data = resolved.read_bytes()
+            data = _read_regular_file(root, parts, self.max_file_bytes)
+        except (FileNotFoundError, NotADirectoryError):
+            return None  # gone since the walk, or a dangling link inside the root
+        except _TooLarge:
+            return SourceFailure(document_id=relative, code="too_large")
+        except OutsideRoot:
+            return SourceFailure(document_id=relative, code="outside_root")
+        except SymlinkLoop:
+            return SourceFailure(document_id=relative, code="symlink_loop")
         except OSError:
             return SourceFailure(document_id=relative, code="unreadable")
+        if data is None:
+            return None
         try:
             text = data.decode("utf-8-sig")
         except UnicodeDecodeError:
             return SourceFailure(document_id=relative, code="undecodable")
-        suffix = path.suffix.lower()
+        return _document(relative, text)
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _read_regular_file(root: ConfinedRoot, parts: Parts, limit: int) -> bytes | None:
+    """The bytes of a regular file, or None for anything else; never more than ``limit`` even if it grows."""
+    fd = root.open_file(parts)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return None
+        if info.st_size > limit:
+            raise _TooLarge
+        data = _read_at_most(fd, limit + 1, expected=info.st_size)
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        raise _TooLarge
+    return data
+
+
+def _read_at_most(fd: int, count: int, *, expected: int) -> bytes:
+    blocks: list[bytes] = []
+    total, want = 0, expected + 1  # one read for a file that did not change since fstat
+    while total < count:
+        block = os.read(fd, min(want, count - total))
+        if not block:
+            break
+        blocks.append(block)
+        total += len(block)
+        want = 1 << 16
+    return b"".join(blocks)
+
+
+def _document(relative: str, text: str) -> RagDocument | SourceFailure:
+    name = PurePosixPath(relative)
+    suffix = name.suffix.lower()
+    try:
         return RagDocument(
             document_id=relative,
             content=text,
             content_type=_CONTENT_TYPES.get(suffix, "text/plain"),
-            title=path.stem,
-            metadata={"title": path.stem, "extension": suffix.lstrip(".")} if suffix else {"title": path.stem},
+            title=name.stem,
+            metadata={"title": name.stem, "extension": suffix.lstrip(".")} if suffix else {"title": name.stem},
         )
+    except RagValidationError:
+        return SourceFailure(document_id=relative, code="invalid_name")  # a blank file name, for one
+
+
+def _document_id(parts: Parts) -> str:
+    return "/".join(parts)
 
 
 def _is_text(value: str) -> bool:

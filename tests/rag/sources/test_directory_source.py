@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
-import pathlib
-from pathlib import Path
+import random
+import stat
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path, PurePosixPath
+from typing import Any
 
 import pytest
 
-from runiq.rag import DirectorySource, DocumentSource, DocumentSourceError, RagConfigurationError
+from runiq.rag import DirectorySource, DocumentSource, DocumentSourceError, RagConfigurationError, SourceFailure
 
 
 def _write(root: Path, relative: str, text: str = "text") -> Path:
@@ -156,6 +162,18 @@ async def test_too_large_file_is_reported_and_skipped(tmp_path: Path) -> None:
     assert [(f.document_id, f.code) for f in result.failures] == [("big.md", "too_large")]
 
 
+def _refuse_open(monkeypatch: pytest.MonkeyPatch, refused: str) -> None:
+    """Make opening the entry named ``refused`` fail as a permission error would (tests run as root)."""
+    real_open = os.open
+
+    def fake_open(path: str, flags: int, mode: int = 0o777, *, dir_fd: int | None = None) -> int:
+        if os.path.basename(path) == refused:
+            raise PermissionError(13, "Permission denied", path)
+        return real_open(path, flags, mode, dir_fd=dir_fd)
+
+    monkeypatch.setattr(os, "open", fake_open)
+
+
 async def test_unreadable_file_is_reported_and_the_rest_is_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -163,14 +181,7 @@ async def test_unreadable_file_is_reported_and_the_rest_is_read(
     _write(tmp_path, "a.md", "alpha")
     _write(tmp_path, "locked.md", "locked")
     _write(tmp_path, "z.md", "zeta")
-    real_read_bytes = pathlib.Path.read_bytes
-
-    def read_bytes(self: Path) -> bytes:
-        if self.name == "locked.md":
-            raise PermissionError(13, "Permission denied")
-        return real_read_bytes(self)
-
-    monkeypatch.setattr(pathlib.Path, "read_bytes", read_bytes)
+    _refuse_open(monkeypatch, "locked.md")
     result = await DirectorySource(root=tmp_path, pattern="*.md").read()
     assert [d.document_id for d in result.documents] == ["a.md", "z.md"]
     assert [(f.document_id, f.code) for f in result.failures] == [("locked.md", "unreadable")]
@@ -205,3 +216,250 @@ async def test_file_names_that_are_not_utf8_never_become_invalid_text_ids(tmp_pa
     assert len(ids) == 2
     for document_id in ids:
         document_id.encode("utf-8")  # raises UnicodeEncodeError for surrogate-escaped names
+
+
+def _lstat(path: Path) -> os.stat_result:
+    return os.lstat(path)
+
+
+def _ids_and_codes(failures: tuple[SourceFailure, ...]) -> set[tuple[str, str]]:
+    return {(f.document_id, f.code) for f in failures}
+
+
+async def test_symlink_loops_are_failures_and_the_rest_is_read(tmp_path: Path) -> None:
+    """A link to itself, two links to each other and a link through a looping directory link are
+    'symlink_loop' failures with relative ids (no absolute path); the good files are still read.
+    (Before: ``Path.resolve`` raised RuntimeError, carrying the absolute path, and the run was lost.)"""
+    _write(tmp_path, "a-good.md", "alpha")
+    _write(tmp_path, "z-good.md", "zeta")
+    os.symlink("self.md", tmp_path / "self.md")
+    os.symlink("pong.md", tmp_path / "ping.md")
+    os.symlink("ping.md", tmp_path / "pong.md")
+    os.symlink("loopdir", tmp_path / "loopdir")
+    os.symlink("loopdir/x.md", tmp_path / "through.md")
+    result = await DirectorySource(root=tmp_path, pattern="*.md", recursive=True).read()
+    assert {d.document_id: d.content for d in result.documents} == {"a-good.md": "alpha", "z-good.md": "zeta"}
+    assert _ids_and_codes(result.failures) == {
+        ("self.md", "symlink_loop"),
+        ("ping.md", "symlink_loop"),
+        ("pong.md", "symlink_loop"),
+        ("through.md", "symlink_loop"),
+    }
+    assert all(str(tmp_path) not in f.document_id for f in result.failures)
+
+
+def _build_chain(parent: Path, depth: int, leaf: str, text: str) -> None:
+    """``parent/d/d/.../d/leaf`` with ``depth`` directories, built bottom-up with short paths only
+    (the full path would not fit PATH_MAX for deep enough chains)."""
+    os.mkdir(parent / "d")
+    (parent / "d" / leaf).write_text(text, encoding="utf-8")
+    for _ in range(depth - 1):
+        os.mkdir(parent / "n")
+        os.rename(parent / "d", parent / "n" / "d")
+        os.rename(parent / "n", parent / "d")
+
+
+def _remove_chain(parent: Path) -> None:
+    """Remove a chain built by ``_build_chain`` top-down, again with short paths only."""
+    top = parent / "d"
+    while top.exists():
+        for entry in os.scandir(top):
+            if entry.is_dir(follow_symlinks=False):
+                os.rename(entry.path, parent / "n")
+            else:
+                os.unlink(entry.path)
+        os.rmdir(top)
+        if (parent / "n").exists():
+            os.rename(parent / "n", top)
+
+
+@pytest.fixture
+def deep_tree(tmp_path: Path) -> Iterator[tuple[Path, int]]:
+    depth = sys.getrecursionlimit() + 25
+    _build_chain(tmp_path, depth, "deep.md", "at the bottom")
+    try:
+        yield tmp_path, depth
+    finally:
+        _remove_chain(tmp_path)  # pytest's own clean-up of tmp_path recurses and would fail
+
+
+async def test_tree_deeper_than_the_recursion_limit_is_walked(deep_tree: tuple[Path, int]) -> None:
+    """A chain of directories deeper than sys.getrecursionlimit() is walked without recursion: the
+    file at the bottom and a good file beside the chain are both read (before: RecursionError)."""
+    root, depth = deep_tree
+    _write(root, "good.md", "good")
+    result = await DirectorySource(root=root, pattern="*.md", recursive=True).read()
+    assert result.failures == ()
+    assert {d.document_id: d.content for d in result.documents} == {
+        "d/" * depth + "deep.md": "at the bottom",
+        "good.md": "good",
+    }
+
+
+async def test_directory_seen_twice_is_reported_once_and_not_walked_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A directory whose (st_dev, st_ino) was already walked (a bind mount of an ancestor makes this a
+    cycle; faked here, as making one needs privileges) is a 'directory_cycle' failure, not walked again."""
+    _write(tmp_path, "a/one.md", "one")
+    _write(tmp_path, "a/b/two.md", "two")
+    real_fstat = os.fstat
+    b_info, root_info = _lstat(tmp_path / "a" / "b"), _lstat(tmp_path)
+
+    def fstat(fd: int) -> os.stat_result:
+        info = real_fstat(fd)
+        if (info.st_dev, info.st_ino) == (b_info.st_dev, b_info.st_ino):
+            fields = list(info)
+            fields[stat.ST_DEV], fields[stat.ST_INO] = root_info.st_dev, root_info.st_ino  # 'b' claims to be the root
+            return os.stat_result(fields)
+        return info
+
+    monkeypatch.setattr(os, "fstat", fstat)
+    result = await DirectorySource(root=tmp_path, pattern="*.md", recursive=True).read()
+    assert [d.document_id for d in result.documents] == ["a/one.md"]
+    assert _ids_and_codes(result.failures) == {("a/b", "directory_cycle")}
+
+
+async def test_unlistable_subdirectory_is_reported_and_the_rest_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A subdirectory that cannot be opened is an 'unreadable_directory' failure (before: skipped in
+    silence); files beside it are read."""
+    _write(tmp_path, "a.md", "alpha")
+    _write(tmp_path, "locked/inner.md", "inner")
+    _write(tmp_path, "open/b.md", "beta")
+    _refuse_open(monkeypatch, "locked")
+    result = await DirectorySource(root=tmp_path, pattern="*.md", recursive=True).read()
+    assert [d.document_id for d in result.documents] == ["a.md", "open/b.md"]
+    assert [(f.document_id, f.code) for f in result.failures] == [("locked", "unreadable_directory")]
+
+
+async def test_unlistable_root_fails_the_whole_read_without_the_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A root that exists but cannot be listed raises DocumentSourceError (before: an empty result, which
+    would have deleted every stored document); nothing in the error carries the path."""
+    _write(tmp_path, "a.md")
+
+    def scandir(target: object) -> object:
+        raise PermissionError(13, "Permission denied", str(tmp_path))
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    with pytest.raises(DocumentSourceError) as caught:
+        await DirectorySource(root=tmp_path).read()
+    error = caught.value
+    assert error.__cause__ is None and error.__suppress_context__
+    assert str(tmp_path) not in str(error) and str(tmp_path) not in repr(error.args)
+
+
+async def test_blank_file_name_is_a_failure_not_an_abort(tmp_path: Path) -> None:
+    """A file whose name is only spaces cannot be a document id: 'invalid_name', the rest is read
+    (before: RagValidationError aborted the run)."""
+    _write(tmp_path, "   ", "blank")
+    _write(tmp_path, "ok.txt", "fine")
+    result = await DirectorySource(root=tmp_path).read()
+    assert [d.document_id for d in result.documents] == ["ok.txt"]
+    assert [(f.document_id, f.code) for f in result.failures] == [("   ", "invalid_name")]
+
+
+async def test_symlinks_inside_the_root_follow_one_rule(tmp_path: Path) -> None:
+    """Matching links are read when every hop stays inside the root (relative, '..', through a linked
+    directory, absolute via the configured root) and are 'outside_root' as soon as one leaves it;
+    directory links are not walked; links to directories and dangling links inside are skipped."""
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    _write(outside, "secret.md", "outside secret")
+    _write(root, "a.md", "alpha")
+    _write(root, "sub/b.md", "beta")
+    os.symlink("sub", root / "linkdir")
+    os.symlink("linkdir/b.md", root / "via-dir-link.md")
+    os.symlink("../a.md", root / "sub" / "up.md")
+    os.symlink(root / "sub" / "b.md", root / "absolute.md")
+    os.symlink("../../outside/secret.md", root / "sub" / "escape.md")
+    os.symlink("linkdir/../../outside/secret.md", root / "dotdot-escape.md")
+    os.symlink(outside, root / "outlink")
+    os.symlink("outlink/secret.md", root / "through-outlink.md")
+    os.symlink("sub", root / "dir.md")
+    os.symlink("missing.md", root / "dangling.md")
+    result = await DirectorySource(root=root, pattern="*.md", recursive=True).read()
+    assert {d.document_id: d.content for d in result.documents} == {
+        "a.md": "alpha",
+        "absolute.md": "beta",
+        "sub/b.md": "beta",
+        "sub/up.md": "alpha",
+        "via-dir-link.md": "beta",
+    }
+    assert _ids_and_codes(result.failures) == {
+        ("dotdot-escape.md", "outside_root"),
+        ("sub/escape.md", "outside_root"),
+        ("through-outlink.md", "outside_root"),
+    }
+
+
+async def test_fifo_matching_the_pattern_is_skipped_without_blocking(tmp_path: Path) -> None:
+    """A FIFO (directly or through a link) is not a regular file: skipped, and opening it never waits
+    for a writer."""
+    _write(tmp_path, "a.md", "alpha")
+    os.mkfifo(tmp_path / "pipe")
+    os.symlink("pipe", tmp_path / "pipe.md")
+    result = await asyncio.wait_for(DirectorySource(root=tmp_path, pattern="*").read(), timeout=30)
+    assert [d.document_id for d in result.documents] == ["a.md"]
+    assert result.failures == ()
+
+
+async def test_walking_and_reading_happen_off_the_event_loop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every directory listing runs on a worker thread, not the event loop's."""
+    _write(tmp_path, "sub/a.md")
+    real_scandir = os.scandir
+    threads: list[int] = []
+
+    def scandir(target: int) -> Any:
+        threads.append(threading.get_ident())
+        return real_scandir(target)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    result = await DirectorySource(root=tmp_path, pattern="*.md", recursive=True).read()
+    assert [d.document_id for d in result.documents] == ["sub/a.md"]
+    assert threads and threading.get_ident() not in threads
+
+
+async def test_swapping_a_subdirectory_for_an_outside_link_never_leaks_outside_content(tmp_path: Path) -> None:
+    """A thread swaps root/sub for a symlink to an outside directory holding files of the same names,
+    in a tight loop, while the source reads again and again: no read returns outside content or fails
+    as a whole. (Before: each file was checked by path, then read by path again, so a swap in between
+    read the outside file; on this 2-core machine, 2,000 reads leaked in 6 of 6 runs, and the walk also
+    raised FileNotFoundError for the whole read.)"""
+    root, outside, hold, link = tmp_path / "root", tmp_path / "outside", tmp_path / "hold", tmp_path / "link"
+    names = [f"f{i:02d}.md" for i in range(20)]
+    for name in names:
+        _write(root / "sub", name, f"inside {name}")
+        _write(outside, name, "OUTSIDE SECRET")
+    _write(root, "good.md", "inside good.md")
+    os.symlink(outside, link)
+    stop, swaps = threading.Event(), [0]
+
+    def swap() -> None:
+        pause = random.Random(23)  # uneven dwell times, so the swaps do not fall into step with the reads
+        while not stop.is_set():
+            os.rename(root / "sub", hold)
+            os.rename(link, root / "sub")
+            for _ in range(pause.randrange(12)):
+                os.stat(tmp_path)
+            os.rename(root / "sub", link)
+            os.rename(hold, root / "sub")
+            for _ in range(pause.randrange(12)):
+                os.stat(tmp_path)
+            swaps[0] += 1
+
+    swapper = threading.Thread(target=swap)
+    swapper.start()
+    source = DirectorySource(root=root, pattern="*.md", recursive=True)
+    try:
+        for _ in range(2000):
+            result = await source.read()
+            for document in result.documents:
+                assert document.content == f"inside {PurePosixPath(document.document_id).name}"
+            assert "good.md" in [d.document_id for d in result.documents]
+    finally:
+        stop.set()
+        swapper.join()
+    assert swaps[0] > 0
