@@ -1,6 +1,8 @@
 """The embedded server across real processes: the last live user stops it, however the others ended.
 
 Every test shares one data directory (initdb once) and starts and ends with no server running on it.
+The configuration file sits next to that directory and names it relatively (``data_dir = "data"``);
+commands run from another working directory, so they find it only if it resolves next to the file.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+import runiq_dashboard
 
 import runiq
 import runiq_postgresql
@@ -46,13 +49,48 @@ async def main(data_dir: str, close: bool) -> None:
 asyncio.run(main(sys.argv[1], close=sys.argv[2] == "close"))
 """
 
+# `runiq ingest`, except that after ingesting it waits (stores open) instead of returning.
+INGEST_CHILD = """
+import asyncio, sys
+from runiq.cli import main as cli
+from runiq.rag import RagIngestionManager
+
+async def ingest_then_wait(host, name):
+    operation = await host.services.get(RagIngestionManager).run(name)
+    print("ready", operation.state.value, flush=True)
+    await asyncio.Event().wait()
+
+cli._ingest_with_progress = ingest_then_wait
+cli.app(sys.argv[1:], prog_name="runiq")
+"""
+
+SERVE_CHILD = "from runiq.cli.main import app; import sys; app(sys.argv[1:], prog_name='runiq')"
+
+CONFIG = """
+[rag.indexes.docs]
+default_mode = "lexical"
+sources = [{ path = "docs", pattern = "*.md" }]
+
+[rag.indexes.docs.vector_store]
+provider = "postgresql"
+options = { data_dir = "data", schema = "lifecycle_cli", tokenising_process = false }
+
+[rag.indexes.docs.ingestion]
+strategy = "on_startup"
+"""
+
 
 @pytest.fixture(scope="module")
 def root() -> Iterator[Path]:
-    """The shared ``data/`` directory's parent (not pytest's tmp_path: see conftest)."""
+    """``runiq.toml``, ``docs/`` and the shared ``data/`` directory (not pytest's tmp_path: see conftest)."""
     path = Path(tempfile.mkdtemp(prefix="runiq-pg-life-"))
+    (path / "docs").mkdir()
+    (path / "docs" / "a.md").write_text("CS1503 build error", encoding="utf-8")
+    (path / "runiq.toml").write_text(CONFIG, encoding="utf-8")
+    (path / "elsewhere").mkdir()
     yield path
     _stop_leftover(path / "data")
+    _stop_leftover(path / "elsewhere" / "data")  # where a working-directory-relative data_dir would be
     shutil.rmtree(path, ignore_errors=True)
 
 
@@ -84,7 +122,7 @@ def _stop_leftover(data_dir: Path) -> None:
 
 def _env() -> dict[str, str]:
     """Children import this checkout's runiq and plugins, like the test process."""
-    paths = [str(Path(module.__file__ or "").parents[1]) for module in (runiq, runiq_postgresql)]
+    paths = [str(Path(module.__file__ or "").parents[1]) for module in (runiq, runiq_postgresql, runiq_dashboard)]
     inherited = os.environ.get("PYTHONPATH")
     return {**os.environ, "PYTHONPATH": os.pathsep.join(paths + ([inherited] if inherited else []))}
 
@@ -202,6 +240,37 @@ def test_a_process_that_exits_without_closing_still_stops_the_server(data_dir: P
     child.process.stdin.close()
     assert child.exit_code() == 0, "".join(child.output)
     assert _postmaster(data_dir) is None
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_runiq_serve_stops_the_host_and_the_server_on_a_signal(
+    root: Path, data_dir: Path, children: list[Child], sig: signal.Signals
+) -> None:
+    """`runiq serve` (uvicorn) stops serving, stops the host (closing the store, which stops the server),
+    and exits with 128 + the signal number. Run from another directory: data_dir resolves next to the file."""
+    child = Child(["-c", SERVE_CHILD, "serve", str(root / "runiq.toml"), "--port", "0"], cwd=root / "elsewhere")
+    children.append(child)
+    child.wait_for("dashboard.started")
+    assert not (root / "elsewhere" / "data").exists()
+    assert _postmaster(data_dir) is not None
+    child.process.send_signal(sig)
+    assert child.exit_code() == 128 + sig, "".join(child.output)
+    assert _postmaster(data_dir) is None
+    assert "Traceback" not in "".join(child.output)
+
+
+def test_runiq_command_stops_the_server_on_sigterm(root: Path, data_dir: Path, children: list[Child]) -> None:
+    """A CLI command (`runiq ingest`) cancelled by SIGTERM closes its stores (stopping the server) and
+    exits with 143, instead of dying with the server left running."""
+    child = Child(["-c", INGEST_CHILD, "ingest", "-c", str(root / "runiq.toml")], cwd=root / "elsewhere")
+    children.append(child)
+    assert child.wait_for("ready") == "ready completed"
+    assert not (root / "elsewhere" / "data").exists()
+    assert _postmaster(data_dir) is not None
+    child.process.send_signal(signal.SIGTERM)
+    assert child.exit_code() == 128 + signal.SIGTERM, "".join(child.output)
+    assert _postmaster(data_dir) is None
+    assert "stopped (SIGTERM)" in "".join(child.output)
 
 
 def test_detaching_from_a_vanished_data_directory_does_not_raise(tmp_path: Path) -> None:
