@@ -6,6 +6,8 @@ Every model is frozen and forbids unknown keys, so a typo fails at start-up inst
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal
@@ -29,9 +31,32 @@ __all__ = [
     "ProviderSettings",
     "RagSettings",
     "RuniqSettings",
+    "configured_paths_relative_to",
+    "resolve_configured_path",
 ]
 
 _CONFIG_FILE: ContextVar[Path | None] = ContextVar("runiq_config_file", default=None)
+_CONFIG_DIR: ContextVar[Path | None] = ContextVar("runiq_config_dir", default=None)
+
+
+@contextmanager
+def configured_paths_relative_to(directory: Path) -> Iterator[None]:
+    """While the indexes a configuration declares are registered, its relative paths resolve against
+    ``directory`` (the ``runiq.toml``'s directory, else the working directory): source paths, and any
+    path option a provider resolves with :func:`resolve_configured_path`."""
+    token = _CONFIG_DIR.set(directory)
+    try:
+        yield
+    finally:
+        _CONFIG_DIR.reset(token)
+
+
+def resolve_configured_path(path: Path) -> Path:
+    """``path`` (``~`` expanded) anchored to the configuration being registered; unchanged when it is
+    absolute or when no configuration is being registered (code registrations keep the working directory)."""
+    path = Path(path).expanduser()
+    base = _CONFIG_DIR.get()
+    return path if base is None or path.is_absolute() else base / path
 
 
 class _Frozen(BaseModel):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import signal
 from collections.abc import Coroutine
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -13,7 +14,7 @@ from rich.console import Console
 from runiq import __version__
 from runiq.cli.hosting import cli_host
 from runiq.cli.render import hits_table, operation_summary, status_table
-from runiq.hosting import Host
+from runiq.hosting import Host, Interrupted, run_until_signalled
 from runiq.rag import (
     IndexRegistry,
     RagError,
@@ -59,11 +60,16 @@ def main(
 
 
 def _run(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a command; Ctrl-C or SIGTERM stops it cleanly (stores closed, an embedded server stopped
+    when this was its last user) and exits with 128 + the signal number."""
     try:
-        return asyncio.run(coro)
+        return run_until_signalled(coro)
     except RagError as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(1) from None
+    except Interrupted as exc:
+        err.print(f"[yellow]stopped ({signal.Signals(exc.signum).name})[/yellow]")
+        raise typer.Exit(exc.exit_code) from None
 
 
 @app.command()

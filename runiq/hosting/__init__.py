@@ -4,5 +4,14 @@ from __future__ import annotations
 
 from runiq.hosting.builder import HostBuilder
 from runiq.hosting.host import Host, HostState, LifecycleParticipant, ServiceProvider
+from runiq.hosting.signals import Interrupted, run_until_signalled
 
-__all__ = ["Host", "HostBuilder", "HostState", "LifecycleParticipant", "ServiceProvider"]
+__all__ = [
+    "Host",
+    "HostBuilder",
+    "HostState",
+    "Interrupted",
+    "LifecycleParticipant",
+    "ServiceProvider",
+    "run_until_signalled",
+]

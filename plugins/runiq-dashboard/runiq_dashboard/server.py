@@ -4,13 +4,16 @@
 runs: it builds the host from a ``runiq.toml`` (with installed plugins) and serves it.
 :class:`DashboardServer` is the awaitable building block: ``await server.run()`` starts the host,
 serves, and stops the host after uvicorn shuts down (which cancels and awaits active ingestion runs).
+A SIGINT or SIGTERM that made uvicorn shut down is raised again only once the host has stopped.
 """
 
 from __future__ import annotations
 
 import asyncio
+import signal
 import socket
 from pathlib import Path
+from types import FrameType
 
 import structlog
 import uvicorn
@@ -87,6 +90,8 @@ class DashboardServer:
                 self._server.should_exit = True
                 if not serving.done():
                     await asyncio.wait({serving}, timeout=5)
+        for sig in reversed(self._server.deferred_signals):  # what uvicorn would have done, now the host stopped
+            signal.raise_signal(sig)
 
     def request_stop(self) -> None:
         """Ask uvicorn to finish; :meth:`run` then stops the host. Safe from any thread."""
@@ -99,6 +104,17 @@ class _NotifyingServer(uvicorn.Server):
     def __init__(self, config: uvicorn.Config, started: asyncio.Event) -> None:
         super().__init__(config)
         self._started_event = started
+        self.deferred_signals: list[int] = []
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        # uvicorn's own handler also queues the signal to raise again as soon as serving ends, which is
+        # before the host stops: SIGTERM's default action would then kill the process with the stores
+        # open and an embedded database left running. DashboardServer.run raises them after the host.
+        self.deferred_signals.append(sig)
+        if self.should_exit and sig == signal.SIGINT:
+            self.force_exit = True
+        else:
+            self.should_exit = True
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets)

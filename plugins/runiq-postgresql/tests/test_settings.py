@@ -7,7 +7,9 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from runiq.rag import ProviderKind, ProviderRegistry, ProviderSelection
+from runiq.hosting import HostBuilder
+from runiq.rag import ProviderKind, ProviderRegistry, ProviderSelection, add_runiq_rag
+from runiq.settings import RuniqSettings
 from runiq_postgresql import PostgreSqlVectorStore, PostgresStoreOptions, plugin
 
 
@@ -50,3 +52,48 @@ def test_plugin_registers_the_postgresql_store() -> None:
     plugin.runiq_register_providers(registry)
     spec = registry.get(ProviderKind.VECTOR_STORE, "postgresql")
     assert spec.options_model is PostgresStoreOptions
+
+
+def _store_options(config: Path) -> PostgresStoreOptions:
+    builder = HostBuilder(settings=RuniqSettings.load(config), plugins=[plugin], load_entry_points=False)
+    (definition,) = add_runiq_rag(builder).definitions
+    assert isinstance(definition.vector_store.options, PostgresStoreOptions)
+    return definition.vector_store.options
+
+
+@pytest.mark.parametrize(
+    ("declared", "expected"),
+    [('data_dir = "pgdata"', "pgdata"), ('data_dir = "../shared/pg"', "../shared/pg"), ("", ".runiq/postgres")],
+    ids=["relative", "parent", "default"],
+)
+def test_a_data_dir_from_runiq_toml_lives_next_to_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, declared: str, expected: str
+) -> None:
+    """Like source paths, a relative (or default) data_dir in runiq.toml resolves against the file's
+    directory, not the working directory, so every command on that file finds the same server."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "runiq.toml").write_text(
+        f'[rag.indexes.docs]\ndefault_mode = "lexical"\nsources = [{{ path = "docs" }}]\n'
+        f'vector_store = {{ provider = "postgresql", options = {{ {declared} }} }}\n',
+        encoding="utf-8",
+    )
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert _store_options(project / "runiq.toml").data_dir == project.resolve() / expected
+
+
+def test_an_absolute_data_dir_and_code_registrations_keep_their_path(tmp_path: Path) -> None:
+    """Absolute stays absolute; in code (no configuration being registered) a relative path stays relative."""
+    config = tmp_path / "runiq.toml"
+    config.write_text(
+        f'[rag.indexes.docs]\ndefault_mode = "lexical"\nsources = [{{ path = "docs" }}]\n'
+        f'vector_store = {{ provider = "postgresql", options = {{ data_dir = "{tmp_path / "abs"}" }} }}\n',
+        encoding="utf-8",
+    )
+    assert _store_options(config).data_dir == tmp_path / "abs"
+    assert PostgresStoreOptions(data_dir=Path("pgdata")).data_dir == Path("pgdata")
+    assert PostgresStoreOptions.model_validate(PostgreSqlVectorStore(data_dir="rel").provider_options()).data_dir == (
+        Path("rel")
+    )

@@ -12,7 +12,7 @@ from pathlib import Path
 from runiq.rag.errors import RagConfigurationError
 from runiq.rag.ingestion.strategies import IngestionBuilder
 from runiq.rag.registration.builder import IndexBuilder, RagBuilder
-from runiq.settings import IndexSettings, RuniqSettings
+from runiq.settings import IndexSettings, RuniqSettings, configured_paths_relative_to, resolve_configured_path
 
 __all__ = ["add_indexes_from_settings"]
 
@@ -25,10 +25,14 @@ def add_indexes_from_settings(rag: RagBuilder, settings: RuniqSettings) -> RagBu
 
 
 def _configure(builder: IndexBuilder, index: IndexSettings, base: Path) -> None:
+    with configured_paths_relative_to(base):  # provider path options (a store's data directory) too
+        _apply(builder, index)
+
+
+def _apply(builder: IndexBuilder, index: IndexSettings) -> None:
     for source in index.sources:
-        path = Path(source.path)
         builder.use_directory(
-            path if path.is_absolute() else base / path,
+            resolve_configured_path(Path(source.path)),
             source.pattern,
             recursive=source.recursive,
             max_file_bytes=source.max_file_bytes,
