@@ -44,7 +44,12 @@ class _Run:
     task: asyncio.Task[RagIngestionOperation] | None = None
 
     def snapshot(self) -> RagIngestionOperation:
-        return replace(self.operation, progress=self.tracker.progress, last_failure=self.tracker.last_failure)
+        return replace(
+            self.operation,
+            progress=self.tracker.progress,
+            last_failure=self.tracker.last_failure,
+            failures=tuple(self.tracker.failures),
+        )
 
 
 @dataclass(slots=True)

@@ -7,6 +7,7 @@ from datetime import datetime
 from enum import StrEnum
 
 __all__ = [
+    "MAX_REPORTED_FAILURES",
     "RagIndexReadiness",
     "RagIndexStatus",
     "RagIngestionFailure",
@@ -15,6 +16,9 @@ __all__ = [
     "RagIngestionReason",
     "RagIngestionState",
 ]
+
+# A run reports at most this many failed documents (the first ones); the counters stay exact.
+MAX_REPORTED_FAILURES = 1000
 
 
 class RagIngestionState(StrEnum):
@@ -79,6 +83,7 @@ class RagIngestionOperation:
     completed_at: datetime | None = None
     progress: RagIngestionProgress = RagIngestionProgress()
     last_failure: RagIngestionFailure | None = None
+    failures: tuple[RagIngestionFailure, ...] = ()  # the run's failed documents, at most MAX_REPORTED_FAILURES
 
     @property
     def duration_seconds(self) -> float | None:

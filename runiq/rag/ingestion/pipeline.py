@@ -21,7 +21,7 @@ from runiq.rag.chunking.base import chunker_for
 from runiq.rag.documents import RagChunk, RagDocument
 from runiq.rag.embeddings.base import FloatMatrix
 from runiq.rag.errors import ProviderError, VectorStoreError
-from runiq.rag.ingestion.operation import RagIngestionFailure, RagIngestionProgress
+from runiq.rag.ingestion.operation import MAX_REPORTED_FAILURES, RagIngestionFailure, RagIngestionProgress
 from runiq.rag.runtime import IndexResources
 from runiq.rag.stores.base import StoredDocument
 
@@ -39,6 +39,7 @@ def safe_id(value: str) -> str:
 class ProgressTracker:
     progress: RagIngestionProgress = field(default_factory=RagIngestionProgress)
     last_failure: RagIngestionFailure | None = None
+    failures: list[RagIngestionFailure] = field(default_factory=list)
 
     def add(self, **deltas: int) -> None:
         current = self.progress
@@ -49,6 +50,8 @@ class ProgressTracker:
         self.last_failure = RagIngestionFailure(
             code=code, timestamp=datetime.now(UTC), document_id=document_id, source_kind=source_kind
         )
+        if len(self.failures) < MAX_REPORTED_FAILURES:
+            self.failures.append(self.last_failure)
 
 
 def _failure_code(exc: Exception) -> str:

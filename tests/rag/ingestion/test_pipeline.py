@@ -370,3 +370,22 @@ async def test_a_failing_document_with_a_non_utf8_file_name_does_not_abort_the_r
             )
         ).hits
         assert [h.document_id for h in hits] == ["good.md"]
+
+
+async def test_every_failed_document_is_listed_with_its_code(index_host: Callable[..., Host], tmp_path: Path) -> None:
+    """The run names each failed document (relative id and code), not only the last one."""
+    (tmp_path / "good.md").write_text("Alpha text.")
+    for name in ("bad-1.md", "bad-2.md", "bad-3.md"):
+        (tmp_path / name).write_bytes(b"\xff\xfe broken \xc3\x28")
+    host = index_host(
+        lambda index: (
+            index.use_directory(tmp_path, "*.md").use_embedding("hashing", dimensions=DIMS).use_in_memory_vector_store()
+        )
+    )
+    async with host:
+        operation = await _run(host)
+        status = host.services.get(RagIngestionManager).status("docs")
+    assert operation.state is S.PARTIALLY_COMPLETED
+    listed = {(f.document_id, f.code) for f in operation.failures}
+    assert listed == {("bad-1.md", "undecodable"), ("bad-2.md", "undecodable"), ("bad-3.md", "undecodable")}
+    assert status.last_operation is not None and len(status.last_operation.failures) == 3
