@@ -19,6 +19,8 @@ KNOWN_DISTRIBUTIONS: Mapping[tuple[str, str], str] = {
     ("vector store", "postgresql"): "runiq-postgresql",
     ("embedding", "openai"): "runiq-openai",
     ("embedding", "sentence-transformers"): "runiq-sentence-transformers",
+    ("reranker", "rerank-http"): "runiq-rerank-http",
+    ("reranker", "sentence-transformers"): "runiq-sentence-transformers",
 }
 
 # A factory receives the validated options model and yields the live object; the host enters it on

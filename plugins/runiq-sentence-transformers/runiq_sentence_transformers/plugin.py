@@ -1,4 +1,4 @@
-"""The ``runiq`` entry point: registers the ``sentence-transformers`` embedding provider.
+"""The ``runiq`` entry point: registers the ``sentence-transformers`` embedding and cross-encoder reranker providers.
 
 Importing this module is cheap: sentence-transformers (and torch) are imported only when a model is
 first opened, so hosts that never use the provider do not pay seconds of start-up for it.
@@ -12,6 +12,7 @@ from contextlib import asynccontextmanager
 
 from runiq.rag import ProviderRegistry, hookimpl
 
+from runiq_sentence_transformers.cross_encoder import CrossEncoderOptions, open_cross_encoder
 from runiq_sentence_transformers.embedder import SentenceTransformerEmbedder
 from runiq_sentence_transformers.loading import load_model, resolve_model_path
 from runiq_sentence_transformers.options import PROVIDER_NAME, SentenceTransformerOptions
@@ -37,3 +38,5 @@ async def open_sentence_transformer(options: SentenceTransformerOptions) -> Asyn
 @hookimpl
 def runiq_register_providers(registry: ProviderRegistry) -> None:
     registry.add_embedding(PROVIDER_NAME, open_sentence_transformer, options=SentenceTransformerOptions)
+    # The cross-encoder reranker runs in process: nothing leaves the host, so no egress approval is needed.
+    registry.add_reranker(PROVIDER_NAME, open_cross_encoder, options=CrossEncoderOptions, remote=False)

@@ -1,0 +1,30 @@
+"""runiq-rerank-http: one client for the rerank APIs people deploy (Cohere, Jina, TEI, Infinity, vLLM).
+
+Example::
+
+    from runiq_rerank_http import HttpReranking
+
+    index.use_reranker(HttpReranking("tei", base_url="http://reranker:8080"), approved=True)
+"""
+
+from __future__ import annotations
+
+from runiq_rerank_http.backends import BACKENDS, BackendSpec, RerankBackend
+from runiq_rerank_http.credentials import EnvironmentSecretProvider, SecretProvider
+from runiq_rerank_http.options import HttpRerankerOptions
+from runiq_rerank_http.reranker import HttpReranker
+from runiq_rerank_http.scores import ScoreMapping, sigmoid
+from runiq_rerank_http.selection import HttpReranking
+
+__all__ = [
+    "BACKENDS",
+    "BackendSpec",
+    "EnvironmentSecretProvider",
+    "HttpReranker",
+    "HttpRerankerOptions",
+    "HttpReranking",
+    "RerankBackend",
+    "ScoreMapping",
+    "SecretProvider",
+    "sigmoid",
+]
