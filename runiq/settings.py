@@ -76,6 +76,7 @@ class DirectorySourceSettings(_Frozen):
     pattern: str = "*"
     recursive: bool = False
     max_file_bytes: int = 8 * 1024 * 1024
+    max_documents: int | None = None
 
 
 class ChunkingSettings(_Frozen):

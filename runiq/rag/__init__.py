@@ -135,7 +135,14 @@ from runiq.rag.retrieval import (
 )
 from runiq.rag.retrieval.scope import RetrievalScopeProvider, StaticRetrievalScope
 from runiq.rag.runtime import IndexResources, IndexRuntime
-from runiq.rag.sources import DirectorySource, DocumentSource, InMemorySource, SourceFailure, SourceReadResult
+from runiq.rag.sources import (
+    DirectorySource,
+    DocumentSource,
+    InMemorySource,
+    SourceFailure,
+    SourceItem,
+    SourceReadResult,
+)
 from runiq.rag.stores import (
     DistanceMetric,
     IndexSpec,
@@ -273,6 +280,7 @@ __all__ = [
     "RetrievalScopeProvider",
     "SchemaMismatchError",
     "SourceFailure",
+    "SourceItem",
     "SourceRank",
     "SourceReadResult",
     "StartupIngestionError",

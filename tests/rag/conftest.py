@@ -23,7 +23,7 @@ from runiq.rag import (
     RagBuilder,
     RagDocument,
     SourceFailure,
-    SourceReadResult,
+    SourceItem,
     add_runiq_rag,
     hookimpl,
 )
@@ -72,9 +72,12 @@ class MutableSource:
         """Replace the documents: ``set(a="text", b="text")`` gives ids ``a`` and ``b``."""
         self.documents = [RagDocument(document_id=doc_id, content=text) for doc_id, text in contents.items()]
 
-    async def read(self) -> SourceReadResult:
+    async def stream(self) -> AsyncIterator[SourceItem]:
         self.reads += 1
-        return SourceReadResult(documents=tuple(self.documents), failures=tuple(self.failures))
+        for failure in list(self.failures):
+            yield failure
+        for document in list(self.documents):
+            yield document
 
 
 class GatedEmbedder(HashingEmbedder):

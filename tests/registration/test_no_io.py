@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import types
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ from runiq.rag import (
     RagQuery,
     RagRetrievalMode,
     RagRetriever,
-    SourceReadResult,
+    SourceItem,
     StartupIngestionError,
     VectorStoreUnavailableError,
     add_runiq_rag,
@@ -59,9 +60,10 @@ class CountingSource(InMemorySource):
 
     reads = 0
 
-    async def read(self) -> SourceReadResult:
+    async def stream(self) -> AsyncIterator[SourceItem]:
         type(self).reads += 1
-        return await super().read()
+        async for item in super().stream():
+            yield item
 
 
 def _untouched(path: Path) -> bool:

@@ -23,6 +23,7 @@ from runiq.rag.embeddings.base import FloatMatrix
 from runiq.rag.errors import ProviderError, VectorStoreError
 from runiq.rag.ingestion.operation import MAX_REPORTED_FAILURES, RagIngestionFailure, RagIngestionProgress
 from runiq.rag.runtime import IndexResources
+from runiq.rag.sources.base import read_all
 from runiq.rag.stores.base import StoredDocument
 
 __all__ = ["IngestionPipeline", "ProgressTracker", "safe_id"]
@@ -91,7 +92,7 @@ class IngestionPipeline:
         stored = dict(await store.document_hashes(self._name))
         seen: set[str] = set()
         for source in self._resources.definition.sources:
-            result = await source.read()
+            result = await read_all(source)
             self._tracker.add(discovered_documents=len(result.documents) + len(result.failures))
             for failure in result.failures:
                 seen.add(failure.document_id)

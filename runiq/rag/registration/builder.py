@@ -81,10 +81,21 @@ class IndexBuilder:
         recursive: bool = False,
         *,
         max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+        max_documents: int | None = None,
     ) -> Self:
-        """Read files under ``path`` matching ``pattern``. The directory need not exist yet."""
+        """Read files under ``path`` matching ``pattern``. The directory need not exist yet.
+
+        Files stream into ingestion, so there is no document cap unless ``max_documents`` sets one
+        (files past it are reported as ``too_many_documents`` failures).
+        """
         return self.add_source(
-            DirectorySource(root=Path(path), pattern=pattern, recursive=recursive, max_file_bytes=max_file_bytes)
+            DirectorySource(
+                root=Path(path),
+                pattern=pattern,
+                recursive=recursive,
+                max_file_bytes=max_file_bytes,
+                max_documents=max_documents,
+            )
         )
 
     def use_documents(self, documents: Iterable[RagDocument]) -> Self:

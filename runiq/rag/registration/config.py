@@ -36,6 +36,7 @@ def _apply(builder: IndexBuilder, index: IndexSettings) -> None:
             source.pattern,
             recursive=source.recursive,
             max_file_bytes=source.max_file_bytes,
+            max_documents=source.max_documents,
         )
     if index.embedding is not None:
         builder.use_embedding(index.embedding.provider, **index.embedding.options)

@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
-from runiq.rag.sources.base import DocumentSource, SourceFailure, SourceReadResult
+from runiq.rag.sources.base import DocumentSource, SourceFailure, SourceItem, SourceReadResult, read_all
 from runiq.rag.sources.directory import DirectorySource
 from runiq.rag.sources.memory import InMemorySource
 
-__all__ = ["DirectorySource", "DocumentSource", "InMemorySource", "SourceFailure", "SourceReadResult"]
+__all__ = [
+    "DirectorySource",
+    "DocumentSource",
+    "InMemorySource",
+    "SourceFailure",
+    "SourceItem",
+    "SourceReadResult",
+    "read_all",
+]

@@ -7,7 +7,8 @@ descended into; a matching symlink is read when it leads to a file inside the ro
 ``outside_root`` when it leads outside. Files above ``max_file_bytes`` are skipped; every per-file
 problem (unreadable, undecodable, a symlink loop, an unlistable subdirectory) is reported as a failure
 with a fixed code and an id relative to the root, and never aborts the batch. Walking and reading run
-in a worker thread. Order is deterministic (by relative path).
+in a worker thread and stream: documents are read a small batch at a time as ingestion asks for them,
+so memory does not grow with the tree. Order is deterministic (by relative path).
 """
 
 from __future__ import annotations
@@ -17,21 +18,23 @@ import fnmatch
 import os
 import re
 import stat
+from collections.abc import AsyncIterator, Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from runiq.rag.documents import RagDocument
 from runiq.rag.errors import DocumentSourceError, RagConfigurationError, RagValidationError
 from runiq.rag.sources import confined
-from runiq.rag.sources.base import SourceFailure, SourceReadResult
+from runiq.rag.sources.base import SourceFailure, SourceItem, SourceReadResult, read_all
 from runiq.rag.sources.confined import ConfinedRoot, OutsideRoot, Parts, SymlinkLoop
-from runiq.rag.sources.walk import Listing, find_files
+from runiq.rag.sources.walk import iter_files
 
 __all__ = ["DirectorySource"]
 
 _CONTENT_TYPES = {".md": "text/markdown", ".markdown": "text/markdown"}
 DEFAULT_MAX_FILE_BYTES = 8 * 1024 * 1024
-DEFAULT_MAX_DOCUMENTS = 100_000
+_BATCH_ITEMS = 64
+_BATCH_BYTES = 4 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -40,13 +43,13 @@ class DirectorySource:
     pattern: str = "*"
     recursive: bool = False
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
-    max_documents: int = DEFAULT_MAX_DOCUMENTS
+    max_documents: int | None = None  # no cap by default: documents stream, memory stays bounded
 
     def __post_init__(self) -> None:
         pattern = self.pattern.strip() if isinstance(self.pattern, str) else ""
         if not pattern or "/" in pattern or "\\" in pattern or "\x00" in pattern or ".." in pattern:
             raise RagConfigurationError("Directory source pattern must be a bare file-name pattern such as '*.md'.")
-        if self.max_file_bytes <= 0 or self.max_documents <= 0:
+        if self.max_file_bytes <= 0 or (self.max_documents is not None and self.max_documents <= 0):
             raise RagConfigurationError("Directory source limits must be greater than zero.")
         # Lexical normalisation only: registration must not touch the file system.
         object.__setattr__(self, "root", Path(os.path.abspath(os.fspath(self.root))))
@@ -60,10 +63,21 @@ class DirectorySource:
     def identity(self) -> str:
         return f"directory\n{self.root}\n{self.pattern}\n{'recursive' if self.recursive else 'top'}"
 
-    async def read(self) -> SourceReadResult:
-        return await asyncio.to_thread(self._read_sync)
+    async def stream(self) -> AsyncIterator[SourceItem]:
+        """Walks and reads in a worker thread, a small batch at a time, so memory stays bounded."""
+        items = self._iterate()
+        try:
+            while batch := await asyncio.to_thread(_next_batch, items):
+                for item in batch:
+                    yield item
+        finally:
+            items.close()  # closes the directory handles, also when the consumer stops early
 
-    def _read_sync(self) -> SourceReadResult:
+    async def read(self) -> SourceReadResult:
+        """Everything at once (tests and small trees); ingestion uses :meth:`stream`."""
+        return await read_all(self)
+
+    def _iterate(self) -> Generator[SourceItem, None, None]:
         if not confined.supported():
             raise DocumentSourceError("directory", "this platform cannot open files relative to a directory handle")
         try:
@@ -72,33 +86,32 @@ class DirectorySource:
             reason = "the root directory does not exist, is not a directory or cannot be opened"
             raise DocumentSourceError("directory", reason) from None
         with root:
-            try:
-                matches = re.compile(fnmatch.translate(self.pattern)).fullmatch
-                listing = find_files(root, matches, recursive=self.recursive)
-            except OSError:
-                raise DocumentSourceError("directory", "the root directory could not be listed") from None
-            return self._read_listed(root, listing)
+            matches = re.compile(fnmatch.translate(self.pattern)).fullmatch
+            found = iter_files(root, matches, recursive=self.recursive)
+            delivered = 0
+            while True:
+                try:
+                    parts, code = next(found)
+                except StopIteration:
+                    return
+                except OSError:
+                    raise DocumentSourceError("directory", "the root directory could not be listed") from None
+                item = self._item(root, parts, code, delivered)
+                if isinstance(item, RagDocument):
+                    delivered += 1
+                if item is not None:
+                    yield item
 
-    def _read_listed(self, root: ConfinedRoot, listing: Listing) -> SourceReadResult:
-        documents: list[RagDocument] = []
-        failures = [
-            SourceFailure(document_id=_printable(_document_id(parts)), code=code) for parts, code in listing.problems
-        ]
-        for parts in sorted(listing.files, key=_document_id):
-            relative = _document_id(parts)
-            if not _is_text(relative):
-                # Not valid UTF-8: report it under a printable id instead of emitting an unencodable one.
-                failures.append(SourceFailure(document_id=_printable(relative), code="undecodable_name"))
-                continue
-            if len(documents) >= self.max_documents:
-                failures.append(SourceFailure(document_id=relative, code="too_many_documents"))
-                continue
-            outcome = self._read_one(root, parts, relative)
-            if isinstance(outcome, SourceFailure):
-                failures.append(outcome)
-            elif outcome is not None:
-                documents.append(outcome)
-        return SourceReadResult(documents=tuple(documents), failures=tuple(failures))
+    def _item(self, root: ConfinedRoot, parts: Parts, code: str | None, delivered: int) -> SourceItem | None:
+        relative = _document_id(parts)
+        if code is not None:
+            return SourceFailure(document_id=_printable(relative), code=code)
+        if not _is_text(relative):
+            # Not valid UTF-8: report it under a printable id instead of emitting an unencodable one.
+            return SourceFailure(document_id=_printable(relative), code="undecodable_name")
+        if self.max_documents is not None and delivered >= self.max_documents:
+            return SourceFailure(document_id=relative, code="too_many_documents")
+        return self._read_one(root, parts, relative)
 
     def _read_one(self, root: ConfinedRoot, parts: Parts, relative: str) -> RagDocument | SourceFailure | None:
         try:
@@ -124,6 +137,18 @@ class DirectorySource:
 
 class _TooLarge(Exception):
     pass
+
+
+def _next_batch(items: Iterator[SourceItem]) -> list[SourceItem]:
+    """Up to ``_BATCH_ITEMS`` items or about ``_BATCH_BYTES`` of text, whichever comes first."""
+    batch: list[SourceItem] = []
+    size = 0
+    for item in items:
+        batch.append(item)
+        size += len(item.content) if isinstance(item, RagDocument) else 0
+        if len(batch) >= _BATCH_ITEMS or size >= _BATCH_BYTES:
+            break
+    return batch
 
 
 def _read_regular_file(root: ConfinedRoot, parts: Parts, limit: int) -> bytes | None:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 
 from runiq.rag.documents import RagDocument
-from runiq.rag.sources.base import SourceReadResult
+from runiq.rag.sources.base import SourceItem, SourceReadResult, read_all
 
 __all__ = ["InMemorySource"]
 
@@ -28,5 +28,9 @@ class InMemorySource:
         digest = hashlib.sha256("\x1f".join(d.document_id for d in self.documents).encode("utf-8"))
         return f"in-memory:{digest.hexdigest()}"
 
+    async def stream(self) -> AsyncIterator[SourceItem]:
+        for document in self.documents:
+            yield document
+
     async def read(self) -> SourceReadResult:
-        return SourceReadResult(documents=self.documents)
+        return await read_all(self)

@@ -12,51 +12,66 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
 
 from runiq.rag.sources.confined import ConfinedRoot, Parts
 
-__all__ = ["Listing", "find_files"]
+__all__ = ["Found", "iter_files"]
 
 # A directory that became a symlink, a file or nothing since it was listed: it is simply not there.
 _GONE = frozenset({errno.ENOENT, errno.ENOTDIR, errno.ELOOP})
 
 
-@dataclass(slots=True)
-class Listing:
-    files: list[Parts] = field(default_factory=list)
-    problems: list[tuple[Parts, str]] = field(default_factory=list)  # a directory and a failure code
+Found = tuple[Parts, str | None]  # a matching file (code None), or a directory and a failure code
 
 
-def find_files(root: ConfinedRoot, matches: Callable[[str], object], *, recursive: bool) -> Listing:
-    """Every candidate under the root; ``matches`` answers a truthy value for names to keep."""
-    listing = Listing()
+def iter_files(root: ConfinedRoot, matches: Callable[[str], object], *, recursive: bool) -> Iterator[Found]:
+    """Every candidate under the root, lazily, in the order of their relative paths.
+
+    Depth-first with each directory's entries sorted by ``name + "/"`` for directories, so the order
+    equals a sort of the full relative paths while only the directories on the current path are held.
+    ``matches`` answers a truthy value for names to keep. The root not being listable raises ``OSError``.
+    """
     seen: set[tuple[int, int]] = set()
-    stack: list[Parts] = [()]
+    first = _listed((), root, seen)  # raises OSError when the root cannot be listed
+    if not isinstance(first, list):
+        return
+    stack: list[tuple[Parts, list[tuple[str, bool]]]] = [((), first)]
     while stack:
-        parts = stack.pop()
-        try:
-            fd = root.directory(parts)
-            info = os.fstat(fd)
-            if (info.st_dev, info.st_ino) in seen:
-                listing.problems.append((parts, "directory_cycle"))
-                continue
-            seen.add((info.st_dev, info.st_ino))
-            entries = _entries(fd)
-        except OSError as error:
-            if not parts:
-                raise
-            if error.errno not in _GONE:
-                listing.problems.append((parts, "unreadable_directory"))
+        parts, pending = stack[-1]
+        if not pending:
+            stack.pop()
             continue
-        for name, is_directory in entries:
-            if is_directory:
-                if recursive:
-                    stack.append((*parts, name))
-            elif matches(name):
-                listing.files.append((*parts, name))
-    return listing
+        name, is_directory = pending.pop()
+        child = (*parts, name)
+        if not is_directory:
+            if matches(name):
+                yield child, None
+            continue
+        if not recursive:
+            continue
+        listed = _listed(child, root, seen)
+        if isinstance(listed, str):
+            yield child, listed
+        elif listed is not None:
+            stack.append((child, listed))
+
+
+def _listed(parts: Parts, root: ConfinedRoot, seen: set[tuple[int, int]]) -> list[tuple[str, bool]] | str | None:
+    """A directory's entries, last-first (for ``pop``), a failure code, or None when it is gone."""
+    try:
+        fd = root.directory(parts)
+        info = os.fstat(fd)
+        if (info.st_dev, info.st_ino) in seen:
+            return "directory_cycle"
+        seen.add((info.st_dev, info.st_ino))
+        entries = _entries(fd)
+    except OSError as error:
+        if not parts:
+            raise
+        return None if error.errno in _GONE else "unreadable_directory"
+    entries.sort(key=lambda entry: entry[0] + "/" if entry[1] else entry[0], reverse=True)
+    return entries
 
 
 def _entries(fd: int) -> list[tuple[str, bool]]:

@@ -14,7 +14,14 @@ from typing import Any
 
 import pytest
 
-from runiq.rag import DirectorySource, DocumentSource, DocumentSourceError, RagConfigurationError, SourceFailure
+from runiq.rag import (
+    DirectorySource,
+    DocumentSource,
+    DocumentSourceError,
+    RagConfigurationError,
+    RagDocument,
+    SourceFailure,
+)
 
 
 def _write(root: Path, relative: str, text: str = "text") -> Path:
@@ -463,3 +470,45 @@ async def test_swapping_a_subdirectory_for_an_outside_link_never_leaks_outside_c
         stop.set()
         swapper.join()
     assert swaps[0] > 0
+
+
+async def test_the_source_streams_without_reading_ahead(tmp_path: Path) -> None:
+    """Only a small batch is read before the consumer asks for more: memory does not grow with the tree."""
+    for i in range(500):
+        (tmp_path / f"doc-{i:04}.md").write_text(f"Document {i}.")
+    stream = DirectorySource(root=tmp_path, pattern="*.md").stream()
+    first = await anext(stream)
+    for path in tmp_path.iterdir():
+        path.unlink()  # everything not read yet is gone
+    rest = [item async for item in stream]
+    assert isinstance(first, RagDocument) and first.document_id == "doc-0000.md"
+    assert 0 < len(rest) < 100
+
+
+async def test_streaming_order_is_the_sorted_relative_path(tmp_path: Path) -> None:
+    """Depth-first, yet in the order of the full relative paths ('a.md' before 'a/b.md', '.' < '/')."""
+    for relative in ("a/b.md", "a.md", "a-b.md", "a/a/z.md", "b.md", "a0.md"):
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_text("x")
+    ids = [item.document_id async for item in DirectorySource(root=tmp_path, pattern="*.md", recursive=True).stream()]
+    assert ids == sorted(ids) == ["a-b.md", "a.md", "a/a/z.md", "a/b.md", "a0.md", "b.md"]
+
+
+async def test_a_consumer_that_stops_early_closes_every_handle(tmp_path: Path) -> None:
+    for i in range(200):
+        (tmp_path / f"d{i % 10}").mkdir(exist_ok=True)
+        (tmp_path / f"d{i % 10}" / f"{i}.md").write_text("x")
+    before = len(os.listdir("/proc/self/fd"))
+    stream = DirectorySource(root=tmp_path, pattern="*.md", recursive=True).stream()
+    await anext(stream)
+    await stream.aclose()
+    assert len(os.listdir("/proc/self/fd")) == before
+
+
+async def test_there_is_no_document_cap_unless_configured(tmp_path: Path) -> None:
+    for i in range(5):
+        (tmp_path / f"{i}.md").write_text("x")
+    assert DirectorySource(root=tmp_path).max_documents is None
+    capped = await DirectorySource(root=tmp_path, pattern="*.md", max_documents=3).read()
+    assert len(capped.documents) == 3
+    assert [f.code for f in capped.failures] == ["too_many_documents"] * 2
