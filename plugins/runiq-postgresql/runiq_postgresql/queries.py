@@ -47,6 +47,8 @@ class SchemaSql:
     lock_documents: str
     delete_documents: str
     document_hashes: str
+    document_hashes_of: str
+    document_id_page: str
     update_stats: str
     term_frequencies: str
     mark_ann: str
@@ -88,6 +90,16 @@ class SchemaSql:
                 f"DELETE FROM {s}.documents WHERE index_id = $1 AND document_id = ANY($2::text[]) RETURNING document_id"
             ),
             document_hashes=f"SELECT document_id, content_hash FROM {s}.documents WHERE index_id = $1",
+            document_hashes_of=(
+                f"SELECT document_id, content_hash FROM {s}.documents "
+                "WHERE index_id = $1 AND document_id = ANY($2::text[])"
+            ),
+            # Byte order of UTF-8 ("C") is code-point order, the order Python compares str in.
+            document_id_page=(
+                f"SELECT document_id FROM {s}.documents WHERE index_id = $1 "
+                'AND ($2::text IS NULL OR document_id COLLATE "C" > $2::text) '
+                'ORDER BY document_id COLLATE "C" LIMIT $3'
+            ),
             # Term rows are upserted in term order (no deadlock between concurrent writers), then the
             # index row: the WHERE on ``up`` forces the CTE to finish first.
             update_stats=(

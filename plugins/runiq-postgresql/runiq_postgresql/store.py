@@ -34,6 +34,7 @@ from runiq.rag.stores.base import (
     DistanceMetric,
     IndexSpec,
     StoredDocument,
+    StoreHealth,
     StoreHit,
     ensure_compatible,
     validate_top_k,
@@ -42,6 +43,7 @@ from runiq.rag.stores.filters import validate_filters
 from runiq_postgresql import bulk, pruning
 from runiq_postgresql.embedded import acquire_embedded_server, release_embedded_server
 from runiq_postgresql.errors import STORE_KIND, guarded, mapped
+from runiq_postgresql.health import probe
 from runiq_postgresql.lexical import QueryTerms, SliceTerms, or_query, query_terms, slice_terms
 from runiq_postgresql.pool import SESSION_EF_SEARCH, PoolSettings, acquire_pool, release_pool
 from runiq_postgresql.queries import IndexSql, SchemaSql
@@ -246,6 +248,10 @@ class PostgresVectorStore:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         await self.close()
+
+    async def health(self) -> StoreHealth:
+        """Connects, checks the extensions and the schema version; never raises (see ``health.probe``)."""
+        return await probe(self._pool if self.state is StoreState.OPEN else None, self._schema)
 
     @property
     def pool(self) -> asyncpg.Pool:
@@ -595,13 +601,25 @@ class PostgresVectorStore:
     # -- reads -------------------------------------------------------------------------------
 
     @mapped
-    async def document_hashes(self, index_name: str) -> Mapping[str, str]:
+    async def document_hashes(self, index_name: str, document_ids: Sequence[str] | None = None) -> Mapping[str, str]:
         index = await self._lookup(index_name)
         if index is None:
             return {}
         async with self.pool.acquire() as conn:
-            rows = await conn.fetch(self._sql.document_hashes, index.index_id)
+            if document_ids is None:
+                rows = await conn.fetch(self._sql.document_hashes, index.index_id)
+            else:
+                rows = await conn.fetch(self._sql.document_hashes_of, index.index_id, list(document_ids))
         return {row["document_id"]: row["content_hash"] for row in rows}
+
+    @mapped
+    async def document_id_page(self, index_name: str, *, after: str | None, limit: int) -> Sequence[str]:
+        index = await self._lookup(index_name)
+        if index is None:
+            return []
+        async with self.pool.acquire() as conn:
+            rows = await conn.fetch(self._sql.document_id_page, index.index_id, after, limit)
+        return [row["document_id"] for row in rows]
 
     @mapped
     async def count(self, index_name: str) -> int:

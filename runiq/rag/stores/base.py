@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, NamedTuple, Protocol, runtime_checkable
 
 from runiq.errors import SchemaMismatchError
 from runiq.rag.documents import ChunkKey, Metadata, MetadataValue, RagChunk
@@ -24,10 +24,14 @@ if TYPE_CHECKING:
     from runiq.rag.lexical.query import LexicalQuery
 
 __all__ = [
+    "BulkDocumentWriter",
     "DistanceMetric",
+    "DocumentWrite",
+    "HealthCheck",
     "IndexSpec",
     "IngestionCoordinator",
     "LexicalSearch",
+    "StoreHealth",
     "StoreHit",
     "StoredDocument",
     "VectorStore",
@@ -122,8 +126,14 @@ class VectorStore(Protocol):
         """Remove documents and their chunks; returns how many documents existed."""
         ...
 
-    async def document_hashes(self, index_name: str) -> Mapping[str, str]:
-        """``document_id -> content_hash`` of everything stored, for incremental ingestion."""
+    async def document_hashes(self, index_name: str, document_ids: Sequence[str] | None = None) -> Mapping[str, str]:
+        """``document_id -> content_hash`` for incremental ingestion: of ``document_ids`` that are stored
+        (ingestion asks a window at a time), or of everything stored when ``document_ids`` is None."""
+        ...
+
+    async def document_id_page(self, index_name: str, *, after: str | None, limit: int) -> Sequence[str]:
+        """Up to ``limit`` stored document ids greater than ``after`` (None: from the start), in id order
+        (Python ``str`` order, i.e. by code point). Ingestion pages through them to find deleted documents."""
         ...
 
     async def search(
@@ -140,6 +150,42 @@ class VectorStore(Protocol):
     async def count(self, index_name: str) -> int:
         """Number of chunks stored for the index (0 when it does not exist)."""
         ...
+
+
+class DocumentWrite(NamedTuple):
+    """One document's new version for a bulk write: ``vectors`` row i belongs to ``chunks[i]``."""
+
+    document: StoredDocument
+    chunks: Sequence[RagChunk]
+    vectors: FloatMatrix | None
+
+
+@runtime_checkable
+class BulkDocumentWriter(Protocol):
+    """Optional capability: replace several documents in one transaction.
+
+    All-or-nothing for the batch, and per document the same semantics as ``replace_document``: after
+    a crash every document is at its old version or its new one. Each id appears at most once. Managed
+    ingestion writes every embedded group through it when the store offers it.
+    """
+
+    async def replace_documents(self, index_name: str, items: Sequence[DocumentWrite]) -> None: ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StoreHealth:
+    """Whether a store can serve. ``reason`` is a fixed code when it cannot (``unreachable``,
+    ``extension_missing``, ``schema_outdated``, ``schema_newer``, ...), never a server message."""
+
+    healthy: bool
+    reason: str | None = None
+
+
+@runtime_checkable
+class HealthCheck(Protocol):
+    """Optional capability: a cheap probe (connect, extensions, schema version) that never raises."""
+
+    async def health(self) -> StoreHealth: ...
 
 
 @runtime_checkable

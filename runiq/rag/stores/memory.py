@@ -11,6 +11,7 @@ top-k raw scores are recomputed in float64 so reported scores are exact, and tie
 from __future__ import annotations
 
 import asyncio
+import bisect
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -33,8 +34,10 @@ from runiq.rag.stores import scoring
 from runiq.rag.stores._rwlock import ReadWriteLock
 from runiq.rag.stores.base import (
     DistanceMetric,
+    DocumentWrite,
     IndexSpec,
     StoredDocument,
+    StoreHealth,
     StoreHit,
     ensure_compatible,
     validate_top_k,
@@ -134,14 +137,22 @@ class InMemoryVectorStore:
         chunks: Sequence[RagChunk],
         vectors: FloatMatrix | None,
     ) -> None:
+        await self.replace_documents(index_name, [DocumentWrite(document, chunks, vectors)])
+
+    async def replace_documents(self, index_name: str, items: Sequence[DocumentWrite]) -> None:
+        """Every item checked first, then all applied under one write lock: all or nothing."""
         index = self._require(index_name)
-        prepared = self._prepare_vectors(index, chunks, vectors)
+        if len({item.document.document_id for item in items}) != len(items):
+            raise RagValidationError("Each document may appear only once in a bulk replace.")
+        prepared = [self._prepare_vectors(index, item.chunks, item.vectors) for item in items]
         async with index.lock.write():
-            self._remove_document(index, document.document_id)
-            rows = [
-                self._insert(index, chunk, None if prepared is None else prepared[i]) for i, chunk in enumerate(chunks)
-            ]
-            index.documents[document.document_id] = (document, rows)
+            for item, vectors in zip(items, prepared, strict=True):
+                self._remove_document(index, item.document.document_id)
+                rows = [
+                    self._insert(index, chunk, None if vectors is None else vectors[i])
+                    for i, chunk in enumerate(item.chunks)
+                ]
+                index.documents[item.document.document_id] = (item.document, rows)
 
     async def delete_documents(self, index_name: str, document_ids: Sequence[str]) -> int:
         index = self._indexes.get(index_name)
@@ -221,11 +232,25 @@ class InMemoryVectorStore:
 
     # -- reads -------------------------------------------------------------------------------
 
-    async def document_hashes(self, index_name: str) -> Mapping[str, str]:
+    async def document_hashes(self, index_name: str, document_ids: Sequence[str] | None = None) -> Mapping[str, str]:
         index = self._indexes.get(index_name)
         if index is None:
             return {}
-        return {doc_id: entry[0].content_hash for doc_id, entry in index.documents.items()}
+        documents = index.documents
+        if document_ids is None:
+            return {doc_id: entry[0].content_hash for doc_id, entry in documents.items()}
+        return {doc_id: entry[0].content_hash for doc_id in document_ids if (entry := documents.get(doc_id))}
+
+    async def document_id_page(self, index_name: str, *, after: str | None, limit: int) -> Sequence[str]:
+        index = self._indexes.get(index_name)
+        if index is None:
+            return []
+        ids = sorted(index.documents)  # fine for an in-memory index: ingestion pages through once per run
+        start = 0 if after is None else bisect.bisect_right(ids, after)
+        return ids[start : start + limit]
+
+    async def health(self) -> StoreHealth:
+        return StoreHealth(healthy=True)
 
     async def count(self, index_name: str) -> int:
         index = self._indexes.get(index_name)

@@ -19,7 +19,17 @@ from runiq.rag.documents import RagChunk, chunk_id_for
 from runiq.rag.embeddings.base import EmbeddingClient, EmbeddingInputKind
 from runiq.rag.lexical.query import parse_lexical_query
 from runiq.rag.limits import MAX_CANDIDATES
-from runiq.rag.stores.base import DistanceMetric, IndexSpec, LexicalSearch, StoredDocument, VectorStore
+from runiq.rag.stores.base import (
+    BulkDocumentWriter,
+    DistanceMetric,
+    DocumentWrite,
+    HealthCheck,
+    IndexSpec,
+    LexicalSearch,
+    StoredDocument,
+    StoreHealth,
+    VectorStore,
+)
 from runiq.rag.testing.fakes import make_chunks
 
 __all__ = ["EmbeddingClientContract", "LexicalSearchContract", "VectorStoreContract"]
@@ -128,6 +138,48 @@ class VectorStoreContract:
         hits = await store.search(name, np.array([1, 0, 0], dtype=np.float32), top_k=10)
         assert [h.document_id for h in hits] == ["d2"]
         assert set(await store.document_hashes(name)) == {"d2"}
+
+    async def test_document_hashes_of_a_window_and_id_pages(self, store: VectorStore) -> None:
+        """Ingestion asks hashes a window at a time and pages through ids in code-point order."""
+        name = await self._index(store)
+        ids = ["b", "a", "a/b", "a.b", "é", "z", "A"]
+        for i, doc_id in enumerate(ids):
+            await store.replace_document(name, _doc(doc_id, f"h{i}"), [_chunk(doc_id, 0, "x")], _vectors([1, 0, 0]))
+        assert dict(await store.document_hashes(name, ["a", "missing", "é"])) == {"a": "h1", "é": "h4"}
+        assert dict(await store.document_hashes(name, [])) == {}
+        pages: list[str] = []
+        after: str | None = None
+        while page := list(await store.document_id_page(name, after=after, limit=3)):
+            assert len(page) <= 3
+            pages.extend(page)
+            after = page[-1]
+        assert pages == sorted(ids)
+        assert list(await store.document_id_page(_name("missing"), after=None, limit=3)) == []
+
+    async def test_bulk_replace_is_all_or_nothing(self, store: VectorStore) -> None:
+        """A store offering ``replace_documents`` writes a batch whole, or nothing of it."""
+        if not isinstance(store, BulkDocumentWriter):
+            pytest.skip("this store offers no bulk writes")  # a capability, not a requirement
+        name = await self._index(store)
+        await store.replace_document(name, _doc("d1"), [_chunk("d1", 0, "old")], _vectors([1, 0, 0]))
+        good = DocumentWrite(_doc("d1", "h2"), [_chunk("d1", 0, "new")], _vectors([0, 1, 0]))
+        bad = DocumentWrite(_doc("d2"), [_chunk("d2", 0, "x")], _vectors([0, 1]))  # wrong dimension
+        with pytest.raises(VectorDimensionMismatchError):
+            await store.replace_documents(name, [good, bad])
+        assert dict(await store.document_hashes(name)) == {"d1": "h1"}
+        with pytest.raises(RagValidationError):
+            await store.replace_documents(name, [good, good])
+        second = DocumentWrite(_doc("d2"), [_chunk("d2", 0, "b"), _chunk("d2", 1, "c")], _vectors([0, 0, 1], [1, 1, 0]))
+        await store.replace_documents(name, [good, second])
+        assert dict(await store.document_hashes(name)) == {"d1": "h2", "d2": "h1"}
+        assert await store.count(name) == 3
+        hits = await store.search(name, np.array([0, 1, 0], dtype=np.float32), top_k=1)
+        assert [(h.chunk_id, h.content) for h in hits] == [("d1#0", "new")]
+
+    async def test_health_reports_a_usable_store(self, store: VectorStore) -> None:
+        if not isinstance(store, HealthCheck):
+            pytest.skip("this store offers no health check")  # a capability, not a requirement
+        assert await store.health() == StoreHealth(healthy=True)
 
     async def test_filters_are_anded_and_applied_before_top_k(self, store: VectorStore) -> None:
         """The best overall chunk is filtered out, so top_k=1 returns the best of the subset."""
