@@ -29,11 +29,20 @@ Why fixed messages: document content, queries, paths, DSNs and provider bodies a
 Each class builds its message in ``__init__`` from a template and typed attributes (index names,
 provider names, counts, codes). Content, queries, paths, DSNs and provider bodies never reach
 ``str(exc)``; identifiers the caller chose, such as an index name, do.
+
+Why translate outside ``except``: an exception raised inside an ``except`` block keeps the one being
+handled as ``__context__``, and ``raise ... from None`` only hides it from tracebacks. A provider's
+exception can carry the query, chunk content, a file name or (in a request echoed back) the API
+key, so :func:`translated` and :func:`call_translated` raise the library's error after the
+``except`` block has ended: it has no ``__context__``, and the provider's exception is released.
+:func:`chained` keeps a runiq error as ``__cause__`` only when nothing foreign is chained to it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from enum import StrEnum
+from typing import TypeVar
 
 __all__ = [
     "DocumentSourceError",
@@ -58,6 +67,11 @@ __all__ = [
     "VectorIndexNotFoundError",
     "VectorStoreError",
     "VectorStoreUnavailableError",
+    "call_translated",
+    "chained",
+    "content_free",
+    "first_leaf",
+    "translated",
 ]
 
 
@@ -250,3 +264,64 @@ class SchemaMismatchError(VectorStoreError):
             f"Index '{index_name}' was built with {field} '{stored}' but is configured with '{configured}'; "
             "re-create the index instead of mixing vectors."
         )
+
+
+# Translating foreign exceptions ------------------------------------------------------------------
+
+T = TypeVar("T")
+E = TypeVar("E", bound=BaseException)
+Translate = Callable[[Exception], BaseException]
+
+
+async def translated(call: Callable[[], Awaitable[T]], translate: Translate) -> T:
+    """Await ``call()``; an ``Exception`` it raises is replaced by ``translate(exc)``.
+
+    The replacement is raised after the ``except`` block, so it has no ``__context__`` (unless the
+    caller is itself handling an exception) and the original is not kept alive. ``translate`` may
+    return ``exc`` itself to let a runiq error through unchanged; it must not raise. Cancellation and
+    other ``BaseException``s pass untouched.
+    """
+    try:
+        return await call()
+    except Exception as exc:
+        error = translate(exc)
+    raise error
+
+
+def call_translated(call: Callable[[], T], translate: Translate) -> T:
+    """The synchronous form of :func:`translated` (for worker threads and parsers)."""
+    try:
+        return call()
+    except Exception as exc:
+        error = translate(exc)
+    raise error
+
+
+def content_free(error: BaseException) -> bool:
+    """True when ``error`` and everything chained to it (causes, contexts, group members) are runiq errors."""
+    pending, seen = [error], set()
+    while pending:
+        current = pending.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, BaseExceptionGroup):
+            pending.extend(current.exceptions)
+        elif not isinstance(current, RagError):
+            return False
+        pending.extend(e for e in (current.__cause__, current.__context__) if e is not None)
+    return True
+
+
+def chained(error: E, cause: BaseException) -> E:
+    """``error`` with ``cause`` as its ``__cause__`` if :func:`content_free` holds for ``cause``; else unchained."""
+    if content_free(cause):
+        error.__cause__ = cause
+    return error
+
+
+def first_leaf(error: BaseException) -> BaseException:
+    """The first non-group exception in an exception group (``error`` itself when it is not a group)."""
+    while isinstance(error, BaseExceptionGroup):
+        error = error.exceptions[0]
+    return error

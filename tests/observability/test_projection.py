@@ -87,8 +87,8 @@ def test_previews_are_off_by_default_and_follow_include_flags() -> None:
     )
     projector = ObservabilityProjector(options)
     assert projector.preview("content", selected=False) is None
-    preview = projector.preview("x" * 500, selected=True)
-    assert preview is not None and len(preview) == 160
+    preview = projector.preview("word " * 500, selected=True)
+    assert preview is not None and len(preview) == 160 and preview.endswith("…")
 
 
 def test_metadata_only_for_allow_listed_keys_sorted_and_limited() -> None:

@@ -96,8 +96,9 @@ async def test_a_query_without_terms_gives_no_signal() -> None:
 def test_options_are_validated() -> None:
     """Threshold in (0, 1], minimum term length 1..32."""
     for bad in ({"answerable_threshold": 0}, {"answerable_threshold": 1.5}, {"minimum_term_length": 0}):
-        with pytest.raises(RagConfigurationError):
+        with pytest.raises(RagConfigurationError) as caught:
             LexicalOverlapReranker(**bad)
+        assert caught.value.__context__ is None
 
 
 DOCUMENTS = [

@@ -8,15 +8,17 @@ and rewinds the request body for each attempt. Layering tenacity on top would re
 ``Retry-After``/``retry-after-ms``/``x-should-retry`` handling the client already keeps current.
 
 Errors never carry what the provider said: its bodies can echo the input (and a 401 body echoes part
-of the key), so every failure becomes a fixed-message :class:`~runiq.rag.ProviderError` raised
-``from None`` with the HTTP status kept as ``.status``.
+of the key), and the openai exception also holds the request, Authorization header included. So
+every failure becomes a fixed-message :class:`~runiq.rag.ProviderError` with the HTTP status kept as
+``.status``, raised outside the ``except`` block (:func:`runiq.errors.translated`): it has no
+``__cause__`` or ``__context__``, and the openai exception is released.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
-import binascii
+import functools
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -24,6 +26,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import openai
+from runiq.errors import call_translated, first_leaf, translated
 from runiq.rag import (
     EmbeddingInputKind,
     ProviderError,
@@ -68,20 +71,23 @@ def _malformed(reason: str = "the provider returned a malformed embedding respon
     return ProviderResponseError(PROVIDER_NAME, reason)
 
 
+def _undecodable(exc: Exception) -> ProviderResponseError:
+    return _malformed()
+
+
+def _not_json(exc: Exception) -> ProviderResponseError:
+    # Never chained: a JSONDecodeError holds the whole body (``.doc``), which can echo the input.
+    return _malformed("the provider returned a response that is not JSON")
+
+
 def _vector(value: Any) -> npt.NDArray[np.float32]:
     if isinstance(value, str):  # encoding_format="base64": little-endian float32 bytes
-        try:
-            raw = base64.b64decode(value, validate=True)
-        except (binascii.Error, ValueError):
-            raise _malformed() from None
+        raw = call_translated(lambda: base64.b64decode(value, validate=True), _undecodable)
         if len(raw) % 4:
             raise _malformed()
         return np.frombuffer(raw, dtype="<f4").astype(np.float32, copy=False)
     if isinstance(value, list):  # a server that ignores encoding_format answers with floats
-        try:
-            array = np.asarray(value)
-        except ValueError:
-            raise _malformed() from None
+        array = call_translated(lambda: np.asarray(value), _undecodable)
         if array.ndim != 1 or array.dtype.kind not in "fiu":
             raise _malformed()
         return array.astype(np.float32)
@@ -95,10 +101,7 @@ def parse_embedding_response(body: bytes, count: int, dimensions: int) -> FloatM
         ProviderResponseError: the body is not JSON, lacks the embedding list, has the wrong count,
             missing/duplicate/out-of-range indexes, undecodable vectors, another dimension, or NaN/inf.
     """
-    try:
-        payload = json.loads(body)
-    except ValueError:
-        raise _malformed("the provider returned a response that is not JSON") from None
+    payload = call_translated(lambda: json.loads(body), _not_json)
     data = payload.get("data") if isinstance(payload, dict) else None
     if not isinstance(data, list):
         raise _malformed()
@@ -118,6 +121,19 @@ def parse_embedding_response(body: bytes, count: int, dimensions: int) -> FloatM
     if not np.isfinite(out).all():
         raise _malformed("the provider returned non-finite values")
     return out
+
+
+def _request_failed(exc: Exception, *, timeout: float) -> ProviderError:
+    """The content-free error for a failed request: only the exception's class and HTTP status are read."""
+    if isinstance(exc, ProviderError):
+        return exc
+    if isinstance(exc, openai.APITimeoutError):
+        return ProviderTimeoutError(PROVIDER_NAME, timeout)
+    if isinstance(exc, openai.APIStatusError):
+        return _status_error(exc.status_code)
+    if isinstance(exc, openai.APIConnectionError):
+        return ProviderUnavailableError(PROVIDER_NAME, "the provider could not be reached")
+    return ProviderError(PROVIDER_NAME)
 
 
 def _status_error(status: int) -> ProviderError:
@@ -159,11 +175,12 @@ class OpenAiEmbeddingClient:
         plan = plan_requests(texts, self._options.max_inputs_per_request, self._options.max_tokens_per_request)
         if len(plan) == 1:
             return await self._request(texts)
-        try:
-            async with asyncio.TaskGroup() as group:
-                tasks = [group.create_task(self._request(texts[part])) for part in plan]
-        except BaseExceptionGroup as failures:
-            raise _first_leaf(failures) from None
+        # One failed request fails the call; the group's first failure is raised on its own.
+        return await translated(lambda: self._requests(texts, plan), first_leaf)
+
+    async def _requests(self, texts: Sequence[str], plan: list[slice]) -> FloatMatrix:
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(self._request(texts[part])) for part in plan]
         return np.vstack([task.result() for task in tasks])
 
     async def _request(self, batch: Sequence[str]) -> FloatMatrix:
@@ -171,23 +188,13 @@ class OpenAiEmbeddingClient:
         extra: dict[str, Any] = {}
         if self._options.request_dimensions is not None:
             extra["dimensions"] = self._options.request_dimensions
+
+        async def post() -> bytes:
+            response = await self._client.embeddings.with_raw_response.create(
+                input=inputs, model=self._options.model, encoding_format="base64", **extra
+            )
+            return response.content
+
         async with self._semaphore:
-            try:
-                response = await self._client.embeddings.with_raw_response.create(
-                    input=inputs, model=self._options.model, encoding_format="base64", **extra
-                )
-                body = response.content
-            except openai.APITimeoutError:
-                raise ProviderTimeoutError(PROVIDER_NAME, self._options.timeout) from None
-            except openai.APIStatusError as exc:
-                raise _status_error(exc.status_code) from None
-            except openai.APIConnectionError:
-                raise ProviderUnavailableError(PROVIDER_NAME, "the provider could not be reached") from None
-            except openai.OpenAIError:
-                raise ProviderError(PROVIDER_NAME) from None
+            body = await translated(post, functools.partial(_request_failed, timeout=self._options.timeout))
         return parse_embedding_response(body, len(batch), self._dimensions)
-
-
-def _first_leaf(group: BaseExceptionGroup[BaseException]) -> BaseException:
-    first = group.exceptions[0]
-    return _first_leaf(first) if isinstance(first, BaseExceptionGroup) else first

@@ -6,6 +6,7 @@ from dataclasses import KW_ONLY, dataclass, fields
 from typing import TypeVar
 
 from pydantic import ValidationError
+from runiq.errors import call_translated
 from runiq.rag import IndexBuilder, RagConfigurationError
 
 from runiq_openai.credentials import SecretProvider
@@ -69,11 +70,10 @@ class OpenAiEmbedding:
         return {name: value for name, value in values.items() if value is not None}
 
     def options(self) -> OpenAiEmbeddingOptions:
-        try:
-            return OpenAiEmbeddingOptions.model_validate(self.provider_options())
-        except ValidationError as exc:
-            names = sorted({".".join(str(p) for p in err["loc"]) or "options" for err in exc.errors()})
-            raise RagConfigurationError(f"Invalid OpenAI embedding selection: {', '.join(names)}.") from None
+        # Raised outside ``except``: the ValidationError holds the values (a path, a URL) as input.
+        return call_translated(
+            lambda: OpenAiEmbeddingOptions.model_validate(self.provider_options()), _invalid_selection
+        )
 
 
 def use_openai_embedding_model(
@@ -82,3 +82,10 @@ def use_openai_embedding_model(
     """``index.use_embedding(OpenAiEmbedding(model, **options))``, returning the builder for chaining."""
     index_builder.use_embedding(OpenAiEmbedding(model, **options))  # type: ignore[arg-type]
     return index_builder
+
+
+def _invalid_selection(exc: Exception) -> Exception:
+    if not isinstance(exc, ValidationError):
+        return exc
+    names = sorted({".".join(str(p) for p in err["loc"]) or "options" for err in exc.errors()})
+    return RagConfigurationError(f"Invalid OpenAI embedding selection: {', '.join(names)}.")

@@ -3,7 +3,7 @@
 Embeddings come from runiq's hashing embedder, so texts that share words are similar and the
 retrieval tests mean something. Each request can be scripted (status, headers, delay, a raw body,
 another dimension), and every request is recorded. Its error bodies echo the input and the presented
-API key, as real providers' bodies may, so the tests prove nobody copies them.
+Authorization header (the API key), as real providers' bodies may, so the tests prove nobody copies them.
 """
 
 from __future__ import annotations
@@ -132,7 +132,7 @@ class FakeOpenAiServer:
             message = f"Incorrect API key provided: {authorization}."
             return JSONResponse({"error": {"message": message, "code": "invalid_api_key"}}, status_code=401)
         if reply.status != 200:
-            message = f"failed while embedding {inputs!r}"
+            message = f"failed while embedding {inputs!r} for {authorization}"
             return JSONResponse({"error": {"message": message}}, status_code=reply.status, headers=reply.headers)
         if reply.body is not None:
             return Response(reply.body, media_type="application/json")

@@ -1,13 +1,15 @@
-"""Canaries: neither the input text nor the API key reaches an error's text, a traceback or a log line."""
+"""Canaries: neither the input text nor the API key reaches an error's text, its chain, a traceback or a log line."""
 
 from __future__ import annotations
 
 import logging
+import socket
 import traceback
 
 import pytest
 import structlog
-from runiq.rag import EmbeddingInputKind, ProviderError, RagConfigurationError
+from runiq.rag import EmbeddingInputKind, ProviderError, ProviderUnavailableError, RagConfigurationError
+from runiq.rag.testing.chains import assert_content_free
 
 from runiq_openai import OpenAiEmbeddingOptions
 from runiq_openai.plugin import open_openai_embedding
@@ -24,9 +26,11 @@ def _rendered(exc: BaseException) -> str:
         {"status": 500},
         {"status": 429, "headers": {"retry-after-ms": "1"}},
         {"body": b'{"data": "CANARY-7f3a9c-SECRET-CONTENT"}'},
+        {"body": b"<html>CANARY-7f3a9c-SECRET-CONTENT</html>"},
+        {"body": b'{"data": [{"index": 0, "embedding": "CANARY-7f3a9c-SECRET-CONTENT"}, {"index": 1}]}'},
         {"delay": 1.0},
     ],
-    ids=["400", "500", "429", "malformed", "timeout"],
+    ids=["400", "500", "429", "malformed", "not-json", "not-base64", "timeout"],
 )
 async def test_errors_and_logs_never_contain_input_or_key(server, open_client, canary, caplog, reply) -> None:
     """The server echoes the input in every error body; none of it (nor the key) leaves the client."""
@@ -43,7 +47,31 @@ async def test_errors_and_logs_never_contain_input_or_key(server, open_client, c
         assert secret not in logs
     error = caught.value
     assert error.__cause__ is None
-    assert error.__context__ is None or error.__suppress_context__
+    assert error.__context__ is None  # ``from None`` would only hide the openai exception, body and key
+    assert_content_free(error, canary, server.api_key)
+
+
+async def test_a_failure_among_several_requests_keeps_nothing_chained(server, open_client, canary) -> None:
+    """One embed split into three requests, the second failing: its error comes alone, with no group or body."""
+    server.script(server.Scripted(), server.Scripted(status=400), server.Scripted())
+    async with open_client(dimensions=8, max_inputs_per_request=1, max_retries=0, max_concurrency=1) as client:
+        with pytest.raises(ProviderError) as caught:
+            await client.embed(["a", f"b {canary}", "c"], EmbeddingInputKind.DOCUMENT)
+    assert caught.value.status == 400
+    assert caught.value.__context__ is None
+    assert_content_free(caught.value, canary, server.api_key)
+
+
+async def test_an_unreachable_server_keeps_nothing_chained(open_client, canary) -> None:
+    """A refused connection: ProviderUnavailableError, and the connection error (with the URL) is released."""
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
+    async with open_client(dimensions=8, base_url=url, max_retries=0) as client:
+        with pytest.raises(ProviderUnavailableError) as caught:
+            await client.embed([canary], EmbeddingInputKind.QUERY)
+    assert caught.value.__context__ is None
+    assert_content_free(caught.value, canary, url)
 
 
 async def test_a_401_body_echoing_the_key_is_not_copied(server, open_client, monkeypatch, api_key_env, caplog) -> None:
@@ -57,6 +85,7 @@ async def test_a_401_body_echoing_the_key_is_not_copied(server, open_client, mon
     assert caught.value.status == 401
     assert wrong_key not in _rendered(caught.value)
     assert wrong_key not in caplog.text
+    assert_content_free(caught.value, wrong_key)
 
 
 async def test_options_and_clients_never_show_the_key(server, open_client, api_key_env) -> None:

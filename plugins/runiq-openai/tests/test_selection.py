@@ -7,6 +7,7 @@ from importlib.metadata import entry_points
 import pytest
 from runiq.hosting import HostBuilder
 from runiq.rag import RagConfigurationError, RagIngestionManager, add_runiq_rag
+from runiq.rag.testing.chains import assert_content_free
 
 import runiq_openai.plugin
 from runiq_openai import OpenAiEmbedding, OpenAiEmbeddingModels, OpenAiEmbeddingOptions, use_openai_embedding_model
@@ -57,6 +58,8 @@ def test_invalid_selections_fail_naming_the_option(kwargs, field) -> None:
         OpenAiEmbedding(**kwargs)
     assert field in str(caught.value)
     assert "pw@" not in str(caught.value)
+    assert caught.value.__context__ is None  # the ValidationError holds the values (a URL with credentials)
+    assert_content_free(caught.value, "pw@")
 
 
 def test_unknown_models_work_with_explicit_dimensions() -> None:

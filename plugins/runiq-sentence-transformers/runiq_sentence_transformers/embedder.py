@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 import structlog
+from runiq.errors import call_translated
 from runiq.rag import EmbeddingInputKind, ProviderError, ProviderResponseError
 
 from runiq_sentence_transformers.options import PROVIDER_NAME
@@ -61,18 +62,23 @@ class SentenceTransformerEmbedder:
         """Blocking encode; for benchmarks and callers already on a worker thread."""
         encode = self._model.encode_query if kind is EmbeddingInputKind.QUERY else self._model.encode_document
         with self._lock:
-            try:
-                vectors = encode(
+            vectors = call_translated(
+                lambda: encode(
                     texts,
                     batch_size=self._batch_size,
                     normalize_embeddings=self._normalize,
                     convert_to_numpy=True,
                     show_progress_bar=False,
-                )
-            except Exception as exc:  # the exception text may quote the input; keep only its type
-                log.warning("sentence_transformers.encode_failed", provider=PROVIDER_NAME, error=type(exc).__name__)
-                raise ProviderError(PROVIDER_NAME, "the model failed to encode the batch") from None
+                ),
+                _encode_failed,
+            )
         return np.ascontiguousarray(vectors, dtype=np.float32)
+
+
+def _encode_failed(exc: Exception) -> ProviderError:
+    """The exception text may quote the input: keep only its type, and do not chain it."""
+    log.warning("sentence_transformers.encode_failed", provider=PROVIDER_NAME, error=type(exc).__name__)
+    return ProviderError(PROVIDER_NAME, "the model failed to encode the batch")
 
 
 def _dimension(model: SentenceTransformer) -> int:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import structlog
+from runiq.errors import call_translated
 from runiq.rag import ProviderUnavailableError, RagConfigurationError
 
 from runiq_sentence_transformers.options import PROVIDER_NAME, SentenceTransformerOptions
@@ -55,8 +56,14 @@ def load_model(path: Path, device: str) -> SentenceTransformer:
     """Load the model at ``path`` (blocking: seconds for the first import of torch, then ~0.1-0.5 s)."""
     from sentence_transformers import SentenceTransformer  # torch is imported only when a model is needed
 
-    try:
-        return SentenceTransformer(str(path), device=device, local_files_only=True, trust_remote_code=False)
-    except Exception as exc:  # broken files, an unavailable device: the caller learns the category only
-        log.warning("sentence_transformers.load_failed", provider=PROVIDER_NAME, error=type(exc).__name__)
-        raise ProviderUnavailableError(PROVIDER_NAME, "the local model could not be loaded") from None
+    return call_translated(
+        lambda: SentenceTransformer(str(path), device=device, local_files_only=True, trust_remote_code=False),
+        _load_failed,
+    )
+
+
+def _load_failed(exc: Exception) -> ProviderUnavailableError:
+    """Broken files, an unavailable device: the caller learns the category only. The exception, which
+    names files under the model path, is not chained."""
+    log.warning("sentence_transformers.load_failed", provider=PROVIDER_NAME, error=type(exc).__name__)
+    return ProviderUnavailableError(PROVIDER_NAME, "the local model could not be loaded")

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import ValidationError
+from runiq.errors import call_translated
 from runiq.rag import RagConfigurationError
 
 from runiq_sentence_transformers.options import PACKAGED_MODEL_NAME, PROVIDER_NAME, SentenceTransformerOptions
@@ -55,8 +56,14 @@ class SentenceTransformerEmbedding:
         }
 
     def options(self) -> SentenceTransformerOptions:
-        try:
-            return SentenceTransformerOptions.model_validate(self.provider_options())
-        except ValidationError as exc:
-            names = sorted({".".join(str(p) for p in err["loc"]) or "options" for err in exc.errors()})
-            raise RagConfigurationError(f"Invalid sentence-transformers selection: {', '.join(names)}.") from None
+        # Raised outside ``except``: the ValidationError holds the values (a path, a URL) as input.
+        return call_translated(
+            lambda: SentenceTransformerOptions.model_validate(self.provider_options()), _invalid_selection
+        )
+
+
+def _invalid_selection(exc: Exception) -> Exception:
+    if not isinstance(exc, ValidationError):
+        return exc
+    names = sorted({".".join(str(p) for p in err["loc"]) or "options" for err in exc.errors()})
+    return RagConfigurationError(f"Invalid sentence-transformers selection: {', '.join(names)}.")

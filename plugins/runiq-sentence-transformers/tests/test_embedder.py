@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import structlog
 from runiq.rag import EmbeddingInputKind, ProviderError
+from runiq.rag.testing.chains import assert_content_free
 
 from runiq_sentence_transformers import SentenceTransformerEmbedder
 
@@ -125,3 +126,5 @@ async def test_encode_failures_are_content_free(canary) -> None:
     assert canary not in rendered
     assert canary not in repr(events)
     assert events[0]["error"] == "RuntimeError"
+    assert caught.value.__context__ is None  # ``from None`` would only hide the model's exception
+    assert_content_free(caught.value, canary)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from runiq.rag import ProviderUnavailableError, RagConfigurationError
+from runiq.rag.testing.chains import assert_content_free
 
 from runiq_sentence_transformers import SentenceTransformerEmbedding, SentenceTransformerOptions, packaged_model_path
 from runiq_sentence_transformers.plugin import open_sentence_transformer
@@ -34,12 +35,17 @@ async def test_a_directory_without_a_model_is_refused(no_network, tmp_path) -> N
             pass
 
 
-async def test_a_broken_model_directory_is_unavailable(no_network, tmp_path) -> None:
-    """Model files that do not load give ProviderUnavailableError, still without the network."""
-    (tmp_path / "config.json").write_text("{not json")
-    with pytest.raises(ProviderUnavailableError):
-        async with open_sentence_transformer(SentenceTransformerOptions(model_path=str(tmp_path))):
+async def test_a_broken_model_directory_is_unavailable(no_network, tmp_path, canary) -> None:
+    """Model files that do not load give ProviderUnavailableError, still without the network; the loader's
+    exception (which names the file and holds its text) is not kept, not even as ``__context__``."""
+    model = tmp_path / f"model-{canary}"
+    model.mkdir()
+    (model / "config.json").write_text(f"{{not json {canary}")
+    with pytest.raises(ProviderUnavailableError) as caught:
+        async with open_sentence_transformer(SentenceTransformerOptions(model_path=str(model))):
             pass
+    assert caught.value.__context__ is None
+    assert_content_free(caught.value, canary, str(tmp_path))
 
 
 async def test_any_local_directory_loads_with_its_name_as_identity(no_network, tmp_path) -> None:

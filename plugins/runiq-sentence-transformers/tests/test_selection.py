@@ -40,8 +40,9 @@ def test_paths_are_accepted_and_never_displayed() -> None:
 )
 def test_invalid_selections_fail_naming_the_option(kwargs, field) -> None:
     """Bad values fail where the selection is written, naming the option."""
-    with pytest.raises(RagConfigurationError, match=field):
+    with pytest.raises(RagConfigurationError, match=field) as caught:
         SentenceTransformerEmbedding(**kwargs)
+    assert caught.value.__context__ is None  # the ValidationError holds the values (a model path)
 
 
 def test_registration_does_not_look_at_the_path() -> None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import structlog
 
-from runiq.errors import RagError
+from runiq.errors import RagError, translated
 from runiq.rag.context.options import RerankerFailurePolicy, RerankingOptions
 from runiq.rag.context.results import RagRerankingOutcome, RagRerankingReport, RagRerankScore
 from runiq.rag.documents import ChunkKey
@@ -112,18 +112,51 @@ def _fail(
 async def _call(registration: RerankerRegistration, request: RagRerankRequest, seconds: float) -> ValidatedRerank:
     provider = registration.provider_name
     deadline = asyncio.timeout(seconds)
-    try:
+
+    async def rerank() -> object:
         async with deadline:
-            response = await registration.reranker.rerank(request)
-    except TimeoutError as exc:
+            return await registration.reranker.rerank(request)
+
+    def translate(exc: Exception) -> RerankerError:
         # Our deadline, or the provider's own timeout; either way its text is not kept.
-        cause = None if deadline.expired() else type(exc).__name__
-        raise RerankerTimeoutError(provider, seconds if deadline.expired() else None, cause_type=cause) from None
-    except Exception as exc:
-        raise RerankerError(provider, cause_type=type(exc).__name__) from None
+        if isinstance(exc, TimeoutError):
+            if deadline.expired():
+                return RerankerTimeoutError(provider, seconds)
+            return RerankerTimeoutError(provider, cause_type=type(exc).__name__)
+        return RerankerError(provider, cause_type=type(exc).__name__)
+
+    response = await translated(rerank, translate)
     if deadline.expired():  # the provider swallowed the cancellation and answered late
         raise RerankerTimeoutError(provider, seconds)
     return validate_rerank_response(request, response, provider=provider)
+
+
+async def _attempt(
+    registration: RerankerRegistration, request: RagRerankRequest, seconds: float
+) -> ValidatedRerank | _Failure:
+    """Call the reranker; a failure comes back as a value, so the step fails outside any ``except``."""
+    started = time.perf_counter()
+    try:
+        return await _call(registration, request, seconds)
+    except RerankerError as exc:  # content-free and unchained: raised by runiq outside an ``except``
+        return _Failure(
+            exc,
+            registration.provider_name,
+            ran=True,
+            candidates=len(request.candidates),
+            duration=time.perf_counter() - started,
+            timed_out=isinstance(exc, RerankerTimeoutError) and exc.cause_type is None,
+        )
+
+
+async def _resolved(resolve: Resolve) -> RerankerRegistration | _Failure | None:
+    def translate(exc: Exception) -> RerankerError:  # the provider factory could not open it
+        return RerankerError("<unresolved>", "the reranker could not be opened", cause_type=type(exc).__name__)
+
+    try:
+        return await translated(resolve, translate)
+    except RerankerError as exc:
+        return _Failure(exc, None)
 
 
 def _reorder(
@@ -154,13 +187,9 @@ async def run_reranking(
     if not options.enabled or not accepted:
         outcome = RagRerankingOutcome.DISABLED if not options.enabled else RagRerankingOutcome.SKIPPED
         return RerankStep(tuple(accepted), {}, RagRerankingReport(outcome=outcome, failure_policy=options.on_failure))
-    try:
-        registration = await resolve()
-    except Exception as exc:  # the provider factory could not open it: a failure like any other
-        failure = _Failure(
-            RerankerError("<unresolved>", "the reranker could not be opened", cause_type=type(exc).__name__), None
-        )
-        return _fail(failure, options, accepted, index_name)
+    registration = await _resolved(resolve)
+    if isinstance(registration, _Failure):
+        return _fail(registration, options, accepted, index_name)
     if registration is None:
         return _fail(_Failure(RerankerUnavailableError(), None), options, accepted, index_name)
     provider = registration.provider_name
@@ -172,18 +201,9 @@ async def run_reranking(
     ]
     request = RagRerankRequest(query=query_text, candidates=tuple(head))
     started = time.perf_counter()
-    try:
-        validated = await _call(registration, request, options.timeout_seconds)
-    except RerankerError as exc:
-        failure = _Failure(
-            exc,
-            provider,
-            ran=True,
-            candidates=len(head),
-            duration=time.perf_counter() - started,
-            timed_out=isinstance(exc, RerankerTimeoutError) and exc.cause_type is None,
-        )
-        return _fail(failure, options, accepted, index_name)
+    validated = await _attempt(registration, request, options.timeout_seconds)
+    if isinstance(validated, _Failure):
+        return _fail(validated, options, accepted, index_name)
     duration = time.perf_counter() - started
     order, scores = _reorder(accepted, head, validated)
     report = RagRerankingReport(

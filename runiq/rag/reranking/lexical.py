@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from runiq.errors import RagConfigurationError
+from runiq.errors import RagConfigurationError, call_translated
 from runiq.rag.lexical.tokenizer import tokenize
 from runiq.rag.reranking.types import RagAnswerability, RagRerankCandidateResult, RagRerankRequest, RagRerankResponse
 
@@ -52,14 +52,12 @@ class LexicalOverlapReranker:
     remote = False
 
     def __init__(self, *, answerable_threshold: float = 0.5, minimum_term_length: int = 3) -> None:
-        try:
-            options = LexicalOverlapOptions(
+        options = call_translated(
+            lambda: LexicalOverlapOptions(
                 answerable_threshold=answerable_threshold, minimum_term_length=minimum_term_length
-            )
-        except ValueError:
-            raise RagConfigurationError(
-                "LexicalOverlapReranker needs 0 < answerable_threshold <= 1 and 1 <= minimum_term_length <= 32."
-            ) from None
+            ),
+            _invalid_options,
+        )
         self.answerable_threshold = options.answerable_threshold
         self.minimum_term_length = options.minimum_term_length
 
@@ -130,3 +128,11 @@ class LexicalOverlapReranking:
 
     def provider_options(self) -> Mapping[str, object]:
         return {"answerable_threshold": self.answerable_threshold, "minimum_term_length": self.minimum_term_length}
+
+
+def _invalid_options(exc: Exception) -> Exception:
+    if not isinstance(exc, ValueError):
+        return exc
+    return RagConfigurationError(
+        "LexicalOverlapReranker needs 0 < answerable_threshold <= 1 and 1 <= minimum_term_length <= 32."
+    )

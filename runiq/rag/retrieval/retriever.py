@@ -5,11 +5,20 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from runiq.rag.errors import RagError, RagValidationError, RetrievalError, RetrievalErrorCode, VectorIndexNotFoundError
+from runiq.rag.errors import (
+    RagError,
+    RagValidationError,
+    RetrievalError,
+    RetrievalErrorCode,
+    VectorIndexNotFoundError,
+    chained,
+    first_leaf,
+    translated,
+)
 from runiq.rag.lexical.query import parse_lexical_query
 from runiq.rag.observability.events import ObservabilitySink, RetrievalEvent, RetrievalHitPreview, emit, identity_hash
 from runiq.rag.observability.projection import ObservabilityProjector
@@ -152,13 +161,7 @@ class RagRetriever:
         _require_lexical(resources, query.index_name)
         # Both sources run concurrently; if either fails the TaskGroup cancels the other and the
         # whole request fails: there is no silent fallback to one source.
-        try:
-            async with asyncio.TaskGroup() as group:
-                semantic_task = group.create_task(self._semantic(resources, query, depth))
-                lexical_task = group.create_task(self._lexical(resources, query, depth))
-        except ExceptionGroup as failures:
-            raise _first_leaf(failures) from None
-        semantic, lexical = semantic_task.result(), lexical_task.result()
+        semantic, lexical = await translated(lambda: self._both(resources, query, depth), first_leaf)
         sem_by_key = {h.key: h for h in semantic}
         lex_by_key = {h.key: h for h in lexical}
         fused = reciprocal_rank_fusion(list(sem_by_key), list(lex_by_key))
@@ -183,44 +186,54 @@ class RagRetriever:
         )
         return hits, stats
 
+    async def _both(
+        self, resources: IndexResources, query: RagQuery, depth: int
+    ) -> tuple[list[StoreHit], list[StoreHit]]:
+        async with asyncio.TaskGroup() as group:
+            semantic = group.create_task(self._semantic(resources, query, depth))
+            lexical = group.create_task(self._lexical(resources, query, depth))
+        return semantic.result(), lexical.result()
+
     async def _semantic(self, resources: IndexResources, query: RagQuery, depth: int) -> list[StoreHit]:
-        assert resources.embedder is not None
-        try:
-            vector = await resources.embedder.embed_query(query.text)
-        except Exception as exc:
-            raise RetrievalError(
-                RetrievalErrorCode.EMBEDDING_FAILED, query.index_name, type(exc).__name__
-            ) from _safe_cause(exc)
-        try:
-            return await resources.store.search(query.index_name, vector, top_k=depth, filters=query.filters)
-        except (RagValidationError, VectorIndexNotFoundError):
-            raise
-        except Exception as exc:
-            raise RetrievalError(
-                RetrievalErrorCode.VECTOR_STORE_QUERY_FAILED, query.index_name, type(exc).__name__
-            ) from _safe_cause(exc)
+        embedder = resources.embedder
+        assert embedder is not None
+        index_name = query.index_name
+        vector = await translated(
+            lambda: embedder.embed_query(query.text), _failed(RetrievalErrorCode.EMBEDDING_FAILED, index_name)
+        )
+        return await translated(
+            lambda: resources.store.search(index_name, vector, top_k=depth, filters=query.filters),
+            _failed(RetrievalErrorCode.VECTOR_STORE_QUERY_FAILED, index_name, passed_through=_STORE_VERDICTS),
+        )
 
     async def _lexical(self, resources: IndexResources, query: RagQuery, depth: int) -> list[StoreHit]:
         store = _require_lexical(resources, query.index_name)
         parsed = parse_lexical_query(query.text)
-        try:
-            return await store.lexical_search(query.index_name, parsed, top_k=depth, filters=query.filters)
-        except (RagValidationError, VectorIndexNotFoundError):
-            raise
-        except Exception as exc:
-            raise RetrievalError(
-                RetrievalErrorCode.LEXICAL_QUERY_FAILED, query.index_name, type(exc).__name__
-            ) from _safe_cause(exc)
+        return await translated(
+            lambda: store.lexical_search(query.index_name, parsed, top_k=depth, filters=query.filters),
+            _failed(RetrievalErrorCode.LEXICAL_QUERY_FAILED, query.index_name, passed_through=_STORE_VERDICTS),
+        )
 
 
-def _first_leaf(group: BaseExceptionGroup[BaseException]) -> BaseException:
-    first = group.exceptions[0]
-    return _first_leaf(first) if isinstance(first, BaseExceptionGroup) else first
+# A store's own verdict on the request (a bad filter, an index never ingested) reaches the caller as is.
+_STORE_VERDICTS = (RagValidationError, VectorIndexNotFoundError)
 
 
-def _safe_cause(exc: BaseException) -> BaseException | None:
-    """Chain only runiq's own errors, whose text is content-free; provider text may echo input."""
-    return exc if isinstance(exc, RagError) else None
+def _failed(
+    code: RetrievalErrorCode, index_name: str, *, passed_through: tuple[type[Exception], ...] = ()
+) -> Callable[[Exception], BaseException]:
+    """Translate a source's failure into a content-free :class:`RetrievalError` that names its class.
+
+    A runiq error from the source (a ``ProviderTimeoutError``) stays as ``__cause__`` when nothing
+    foreign is chained to it; anything else, whose text may echo the query, is released.
+    """
+
+    def translate(exc: Exception) -> BaseException:
+        if isinstance(exc, passed_through):
+            return exc
+        return chained(RetrievalError(code, index_name, type(exc).__name__), exc)
+
+    return translate
 
 
 def _require_lexical(resources: IndexResources, index_name: str) -> LexicalSearch:

@@ -1,0 +1,109 @@
+"""The translation helpers in runiq.errors: the replacement is raised outside ``except``, so nothing of
+the foreign exception stays reachable, and a runiq error is only chained when its own chain is clean."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import weakref
+
+import pytest
+
+from runiq.errors import (
+    ProviderError,
+    ProviderUnavailableError,
+    RagValidationError,
+    call_translated,
+    chained,
+    content_free,
+    first_leaf,
+    translated,
+)
+
+SECRET = "CANARY-7f3a9c-SECRET-CONTENT"
+
+
+class _Echo(RuntimeError):
+    """A provider exception (a subclass, since builtin exception instances take no weak references)."""
+
+
+def _provider_failed(exc: Exception) -> ProviderError:
+    return ProviderError("fake")
+
+
+async def test_translated_raises_the_replacement_with_nothing_chained() -> None:
+    """No __cause__, no __context__ (``from None`` would keep it), and the original is released."""
+    originals: list[weakref.ref[Exception]] = []
+
+    async def fail() -> None:
+        error = _Echo(SECRET)
+        originals.append(weakref.ref(error))
+        raise error
+
+    with pytest.raises(ProviderError) as caught:
+        await translated(fail, _provider_failed)
+    assert caught.value.__cause__ is None
+    assert caught.value.__context__ is None
+    gc.collect()
+    assert originals[0]() is None
+
+
+def test_call_translated_raises_the_replacement_with_nothing_chained() -> None:
+    """The synchronous form behaves the same; a result passes through."""
+
+    def fail() -> None:
+        raise ValueError(SECRET)
+
+    with pytest.raises(ProviderError) as caught:
+        call_translated(fail, _provider_failed)
+    assert caught.value.__context__ is None
+    assert call_translated(lambda: 42, _provider_failed) == 42
+
+
+async def test_translate_may_let_an_error_through_unchanged() -> None:
+    """Returning the exception itself re-raises it as it was."""
+    error = RagValidationError("bad filter")
+
+    async def fail() -> None:
+        raise error
+
+    with pytest.raises(RagValidationError) as caught:
+        await translated(fail, lambda exc: exc)
+    assert caught.value is error
+
+
+async def test_cancellation_is_never_translated() -> None:
+    """CancelledError is a BaseException: it passes untouched."""
+
+    async def cancelled() -> None:
+        raise asyncio.CancelledError
+
+    with pytest.raises(asyncio.CancelledError):
+        await translated(cancelled, _provider_failed)
+
+
+def test_chained_keeps_only_a_clean_runiq_cause() -> None:
+    """A runiq error with nothing foreign behind it is chained; one holding a foreign context is not."""
+    clean = ProviderUnavailableError("fake")
+    assert chained(ProviderError("outer"), clean).__cause__ is clean
+    sloppy = ProviderUnavailableError("fake")
+    sloppy.__context__ = RuntimeError(SECRET)
+    assert chained(ProviderError("outer"), sloppy).__cause__ is None
+    assert chained(ProviderError("outer"), RuntimeError(SECRET)).__cause__ is None
+
+
+def test_content_free_walks_causes_contexts_and_groups() -> None:
+    """Every exception reachable through the chain and group members must be a runiq error."""
+    assert content_free(ExceptionGroup("g", [ProviderError("a"), ProviderError("b")]))
+    assert not content_free(ExceptionGroup("g", [ProviderError("a"), KeyError(SECRET)]))
+    deep = ProviderError("a")
+    deep.__cause__ = ProviderError("b")
+    deep.__cause__.__context__ = OSError(SECRET)
+    assert not content_free(deep)
+
+
+def test_first_leaf_unwraps_nested_groups() -> None:
+    """The first non-group exception, however deep; a plain exception is its own leaf."""
+    leaf = ProviderError("a")
+    assert first_leaf(ExceptionGroup("outer", [ExceptionGroup("inner", [leaf]), KeyError("x")])) is leaf
+    assert first_leaf(leaf) is leaf
