@@ -1,7 +1,8 @@
 """Document loaders: a file's bytes to text plus structure (title, headings, pages, metadata).
 
 Loaders are registered through the ``runiq_register_loaders`` hook (the built-ins too) into a
-:class:`LoaderRegistry` and resolved by file extension or media type. A file that cannot be loaded raises
+:class:`LoaderRegistry`, resolved by file extension or media type, and run by a :class:`LoaderPool`
+in worker processes within a :class:`LoadBudget`. A file that cannot be loaded raises
 :class:`DocumentLoadError` with a :class:`LoadFailureCode`: a per-document failure, never a failed run.
 """
 
@@ -25,6 +26,7 @@ from runiq.rag.loaders.encoding import decode_text
 from runiq.rag.loaders.errors import DocumentLoadError, LoadFailureCode
 from runiq.rag.loaders.html import HtmlLoader
 from runiq.rag.loaders.json_loader import JsonLoader
+from runiq.rag.loaders.pool import LoadBudget, LoaderPool
 from runiq.rag.loaders.registry import LoaderRegistry, LoaderSpec
 from runiq.rag.loaders.tabular import cell_text, row_text
 from runiq.rag.loaders.text import MarkdownLoader, PlainTextLoader
@@ -38,9 +40,11 @@ __all__ = [
     "Heading",
     "HtmlLoader",
     "JsonLoader",
+    "LoadBudget",
     "LoadFailureCode",
     "LoadOptions",
     "LoadedDocument",
+    "LoaderPool",
     "LoaderRegistry",
     "LoaderSpec",
     "MarkdownBuilder",
