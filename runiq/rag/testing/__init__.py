@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from runiq.rag.testing.contracts import EmbeddingClientContract, LexicalSearchContract, VectorStoreContract
 from runiq.rag.testing.fakes import CANARY, FailingEmbedder, SlowEmbedder, make_chunks
+from runiq.rag.testing.loader_contract import LoaderContract
 from runiq.rag.testing.reranker_contract import RerankerContract
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "EmbeddingClientContract",
     "FailingEmbedder",
     "LexicalSearchContract",
+    "LoaderContract",
     "RerankerContract",
     "SlowEmbedder",
     "VectorStoreContract",

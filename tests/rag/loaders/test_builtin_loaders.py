@@ -220,4 +220,3 @@ def test_csv_with_a_field_over_the_parser_limit_is_malformed() -> None:
     with pytest.raises(DocumentLoadError) as caught:
         CsvLoader().load(b'a,b\n"' + b"x" * 200_000 + b'",1\n', options=OPTIONS)
     assert caught.value.code is LoadFailureCode.MALFORMED
-
