@@ -18,6 +18,7 @@ from runiq.rag.loaders.base import (
     PageSpan,
     clean_text,
     guarded,
+    parser_failures,
 )
 from runiq.rag.loaders.builder import MarkdownBuilder, one_line
 from runiq.rag.loaders.builtin import BUILTIN_LOADERS, register_builtin_loaders
@@ -28,7 +29,7 @@ from runiq.rag.loaders.html import HtmlLoader
 from runiq.rag.loaders.json_loader import JsonLoader
 from runiq.rag.loaders.pool import LoadBudget, LoaderPool
 from runiq.rag.loaders.registry import LoaderRegistry, LoaderSpec
-from runiq.rag.loaders.tabular import cell_text, row_text
+from runiq.rag.loaders.tabular import cell_text, row_text, table_lines
 from runiq.rag.loaders.text import MarkdownLoader, PlainTextLoader
 
 __all__ = [
@@ -58,6 +59,8 @@ __all__ = [
     "guarded",
     "one_line",
     "open_zip",
+    "parser_failures",
     "register_builtin_loaders",
     "row_text",
+    "table_lines",
 ]

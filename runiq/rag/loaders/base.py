@@ -9,6 +9,9 @@ state is plain data) and must not touch the file system, the network or global s
 from __future__ import annotations
 
 import re
+import struct
+import zipfile
+import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -27,6 +30,7 @@ __all__ = [
     "PageSpan",
     "clean_text",
     "guarded",
+    "parser_failures",
 ]
 
 # PDF pages (and slides) are joined by a form feed, as the reference does; chunkers count the form
@@ -102,7 +106,9 @@ class LoadedDocument:
         content_type: str = "text/plain",
         metadata: Mapping[str, MetadataValue] | None = None,
     ) -> LoadedDocument:
-        """Pages joined by :data:`PAGE_BREAK`, each page's span recorded (numbers from 1)."""
+        """Pages joined by :data:`PAGE_BREAK`, each page's span recorded (numbers from 1). A form feed
+        inside a page's text becomes a newline, so counting form feeds still gives the page."""
+        pages = [page.replace(PAGE_BREAK, "\n") for page in pages]
         spans: list[PageSpan] = []
         offset = 0
         for number, page in enumerate(pages, start=1):
@@ -203,6 +209,37 @@ class DocumentLoader(Protocol):
     def media_types(self) -> frozenset[str]: ...
 
     def load(self, data: bytes, *, options: LoadOptions) -> LoadedDocument: ...
+
+
+# What any parser raises on corrupt input, besides its own errors. A parser of hostile bytes that
+# fails with TypeError or KeyError has met a file it does not understand, not a bug in runiq.
+_CORRUPT_INPUT: tuple[type[BaseException], ...] = (
+    RecursionError,  # before RuntimeError's other subclasses; nesting deeper than the stack
+    ValueError,  # includes UnicodeError
+    TypeError,
+    KeyError,
+    IndexError,
+    AttributeError,
+    AssertionError,
+    EOFError,
+    OSError,
+    SyntaxError,  # lxml's XMLSyntaxError
+    zipfile.BadZipFile,
+    zlib.error,
+    struct.error,
+)
+
+
+def parser_failures(
+    specific: Mapping[type[BaseException], LoadFailureCode] | None = None,
+) -> dict[type[BaseException], LoadFailureCode]:
+    """A :func:`guarded` mapping: the format's own exceptions first, then ``MemoryError`` as
+    ``too_large`` and whatever a parser raises on corrupt input as ``malformed``."""
+    failures = dict(specific or {})
+    failures.setdefault(MemoryError, LoadFailureCode.TOO_LARGE)
+    for kind in _CORRUPT_INPUT:
+        failures.setdefault(kind, LoadFailureCode.MALFORMED)
+    return failures
 
 
 def guarded(call: Callable[[], _T], failures: Mapping[type[BaseException], LoadFailureCode]) -> _T:

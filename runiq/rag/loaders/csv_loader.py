@@ -6,15 +6,16 @@ import csv
 import io
 
 from runiq.rag.documents import MetadataValue
-from runiq.rag.loaders.base import LoadedDocument, LoadOptions, guarded
+from runiq.rag.loaders.base import LoadedDocument, LoadOptions, guarded, parser_failures
 from runiq.rag.loaders.encoding import decode_text
 from runiq.rag.loaders.errors import LoadFailureCode
-from runiq.rag.loaders.tabular import cell_text, row_text
+from runiq.rag.loaders.tabular import table_lines
 
 __all__ = ["CsvLoader", "TsvLoader"]
 
 _SNIFF_CHARACTERS = 16 * 1024  # the sniffer is regex-based: a bounded sample keeps it fast
 _DELIMITERS = ",;\t|"
+_FAILURES = parser_failures({csv.Error: LoadFailureCode.MALFORMED})
 
 
 class CsvLoader:
@@ -26,7 +27,7 @@ class CsvLoader:
 
     def load(self, data: bytes, *, options: LoadOptions) -> LoadedDocument:
         text, encoding = decode_text(data)
-        rows = guarded(lambda: _rows(text, self._dialect(text)), {csv.Error: LoadFailureCode.MALFORMED})
+        rows = guarded(lambda: _rows(text, self._dialect(text)), _FAILURES)
         return _render(rows, encoding)
 
     def _dialect(self, text: str) -> type[csv.Dialect] | csv.Dialect:
@@ -51,10 +52,5 @@ def _rows(text: str, dialect: type[csv.Dialect] | csv.Dialect) -> list[list[str]
 
 
 def _render(rows: list[list[str]], encoding: str) -> LoadedDocument:
-    if len(rows) == 1:
-        lines = ["; ".join(text for cell in rows[0] if (text := cell_text(cell)))]
-    else:
-        headers = [cell_text(cell) for cell in rows[0]] if rows else []
-        lines = [row_text(headers, row) for row in rows[1:]]
     metadata: dict[str, MetadataValue] = {"encoding": encoding, "row_count": max(len(rows) - 1, 0)}
-    return LoadedDocument(text="\n".join(line for line in lines if line), metadata=metadata)
+    return LoadedDocument(text="\n".join(table_lines(rows)), metadata=metadata)

@@ -17,7 +17,7 @@ from bs4.dammit import EncodingDetector
 from bs4.element import NavigableString, Tag
 
 from runiq.rag.documents import MetadataValue
-from runiq.rag.loaders.base import LoadedDocument, LoadOptions
+from runiq.rag.loaders.base import LoadedDocument, LoadOptions, guarded, parser_failures
 from runiq.rag.loaders.builder import MarkdownBuilder, one_line
 from runiq.rag.loaders.encoding import decode_text
 
@@ -37,6 +37,7 @@ _BLOCKS = frozenset(
 _HEADINGS = {f"h{level}": level for level in range(1, 7)}
 _CELLS = frozenset({"td", "th"})
 _EXIT = object()  # marks the end of a block on the walk's stack
+_FAILURES = parser_failures()
 
 
 class HtmlLoader:
@@ -46,10 +47,14 @@ class HtmlLoader:
 
     def load(self, data: bytes, *, options: LoadOptions) -> LoadedDocument:
         text, encoding = _decode(data)
-        soup = BeautifulSoup(text, "html.parser")
-        builder = MarkdownBuilder()
-        _Walk(builder).run(_main(soup))
-        return builder.build(title=_title(soup), metadata=_metadata(soup, encoding))
+        return guarded(lambda: _load(text, encoding), _FAILURES)
+
+
+def _load(text: str, encoding: str) -> LoadedDocument:
+    soup = BeautifulSoup(text, "html.parser")
+    builder = MarkdownBuilder()
+    _Walk(builder).run(_main(soup))
+    return builder.build(title=_title(soup), metadata=_metadata(soup, encoding))
 
 
 def _decode(data: bytes) -> tuple[str, str]:

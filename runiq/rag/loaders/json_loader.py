@@ -9,16 +9,13 @@ from __future__ import annotations
 
 import json
 
-from runiq.rag.loaders.base import LoadedDocument, LoadOptions, guarded
+from runiq.rag.loaders.base import LoadedDocument, LoadOptions, guarded, parser_failures
 from runiq.rag.loaders.errors import DocumentLoadError, LoadFailureCode
 
 __all__ = ["JsonLoader"]
 
-_MALFORMED = {
-    RecursionError: LoadFailureCode.MALFORMED,  # nesting deeper than the interpreter's stack
-    UnicodeDecodeError: LoadFailureCode.UNDECODABLE,
-    ValueError: LoadFailureCode.MALFORMED,  # JSONDecodeError, and integers beyond the digit limit
-}
+# JSONDecodeError and integers beyond the digit limit are ValueErrors, deep nesting a RecursionError.
+_FAILURES = parser_failures({UnicodeDecodeError: LoadFailureCode.UNDECODABLE})
 
 
 class JsonLoader:
@@ -27,7 +24,7 @@ class JsonLoader:
     media_types = frozenset({"application/json"})
 
     def load(self, data: bytes, *, options: LoadOptions) -> LoadedDocument:
-        root = guarded(lambda: json.loads(data), _MALFORMED)
+        root = guarded(lambda: json.loads(data), _FAILURES)
         text = root.get(options.json_text_field) if isinstance(root, dict) else None
         if not isinstance(text, str):
             raise DocumentLoadError(LoadFailureCode.MALFORMED)  # the reference's "JSON text field is required"

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from runiq.rag.loaders.builder import one_line
 
-__all__ = ["cell_text", "row_text"]
+__all__ = ["cell_text", "row_text", "table_lines"]
 
 
 def cell_text(value: object) -> str:
@@ -36,3 +36,13 @@ def row_text(headers: Sequence[str], values: Sequence[object]) -> str:
             header = headers[index] if index < len(headers) and headers[index] else f"Column {index + 1}"
             parts.append(f"{header}: {text}")
     return "; ".join(parts)
+
+
+def table_lines(rows: Sequence[Sequence[object]]) -> list[str]:
+    """A table as readable lines: the first row with a value names the columns, every later one is a
+    :func:`row_text` line; a table of one row is that row's values. Rows without a value are skipped."""
+    kept = [row for row in rows if any(cell_text(cell) for cell in row)]
+    if len(kept) == 1:
+        return ["; ".join(text for cell in kept[0] if (text := cell_text(cell)))]
+    headers = [cell_text(cell) for cell in kept[0]] if kept else []
+    return [row_text(headers, row) for row in kept[1:]]

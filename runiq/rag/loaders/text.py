@@ -9,13 +9,14 @@ from dataclasses import dataclass
 
 from markdown_it import MarkdownIt
 
-from runiq.rag.loaders.base import Heading, LoadedDocument, LoadOptions
+from runiq.rag.loaders.base import Heading, LoadedDocument, LoadOptions, guarded, parser_failures
 from runiq.rag.loaders.builder import one_line
 from runiq.rag.loaders.encoding import decode_text
 
 __all__ = ["MarkdownLoader", "PlainTextLoader"]
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_FAILURES = parser_failures()
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +45,7 @@ class MarkdownLoader:
 
     def load(self, data: bytes, *, options: LoadOptions) -> LoadedDocument:
         text, encoding = decode_text(data)
-        headings = _headings(text)
+        headings = guarded(lambda: _headings(text), _FAILURES)
         title = next((h.title for h in headings if h.level == 1), None)
         return LoadedDocument(
             text=text,

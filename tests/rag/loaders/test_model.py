@@ -19,6 +19,7 @@ from runiq.rag.loaders import (
     PageSpan,
     PlainTextLoader,
     guarded,
+    parser_failures,
     register_builtin_loaders,
 )
 from runiq.rag.testing import CANARY
@@ -32,6 +33,35 @@ def test_from_pages_joins_with_form_feeds_and_records_each_page() -> None:
     assert [p.number for p in document.pages] == [1, 2, 3]
     for page in document.pages:  # the chunkers' rule: page = form feeds before the offset + 1
         assert document.text.count(PAGE_BREAK, 0, page.start) + 1 == page.number
+
+
+def test_a_form_feed_inside_a_page_does_not_start_a_page() -> None:
+    """A page's own form feed becomes a newline, so counting form feeds still gives the page."""
+    document = LoadedDocument.from_pages(["a\fb", "c"])
+    assert document.text == "a\nb\fc"
+    assert [(p.start, p.end) for p in document.pages] == [(0, 3), (4, 5)]
+
+
+def test_parser_failures_put_the_formats_own_errors_first() -> None:
+    """A format's mapping wins over the generic corrupt-input mapping; MemoryError is too_large."""
+
+    class FormatError(ValueError):
+        pass
+
+    failures = parser_failures({FormatError: LoadFailureCode.ENCRYPTED})
+    for error, code in [
+        (FormatError(), LoadFailureCode.ENCRYPTED),
+        (ValueError(), LoadFailureCode.MALFORMED),
+        (RecursionError(), LoadFailureCode.MALFORMED),
+        (MemoryError(), LoadFailureCode.TOO_LARGE),
+    ]:
+
+        def fail(error: BaseException = error) -> None:
+            raise error
+
+        with pytest.raises(DocumentLoadError) as caught:
+            guarded(fail, failures)
+        assert caught.value.code is code
 
 
 def test_text_is_made_storable_without_moving_offsets() -> None:
