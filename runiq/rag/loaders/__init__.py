@@ -25,7 +25,7 @@ from runiq.rag.loaders.builtin import BUILTIN_LOADERS, register_builtin_loaders
 from runiq.rag.loaders.csv_loader import CsvLoader, TsvLoader
 from runiq.rag.loaders.encoding import decode_text
 from runiq.rag.loaders.errors import DocumentLoadError, LoadFailureCode
-from runiq.rag.loaders.html import HtmlLoader
+from runiq.rag.loaders.html_loader import HtmlLoader
 from runiq.rag.loaders.json_loader import JsonLoader
 from runiq.rag.loaders.pool import LoadBudget, LoaderPool
 from runiq.rag.loaders.registry import LoaderRegistry, LoaderSpec

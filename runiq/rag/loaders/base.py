@@ -126,11 +126,12 @@ class LoadedDocument:
         self, document_id: str, *, title: str | None = None, metadata: Mapping[str, MetadataValue] | None = None
     ) -> RagDocument:
         """The :class:`RagDocument` a source hands to ingestion: the loader's title wins over ``title``
-        (a file-name fallback), and the source's ``metadata`` wins over the loader's on equal keys."""
+        (a file-name fallback) and is the ``title`` metadata too; otherwise the source's ``metadata``
+        wins over the loader's on equal keys."""
         merged: dict[str, MetadataValue] = {**self.metadata, **(metadata or {})}
         chosen = self.title or title
         if chosen is not None:
-            merged.setdefault("title", chosen)
+            merged["title"] = chosen
         if self.pages:
             merged.setdefault("page_count", len(self.pages))
         return RagDocument(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from runiq.rag.loaders.base import DocumentLoader
 from runiq.rag.loaders.csv_loader import CsvLoader, TsvLoader
-from runiq.rag.loaders.html import HtmlLoader
+from runiq.rag.loaders.html_loader import HtmlLoader
 from runiq.rag.loaders.json_loader import JsonLoader
 from runiq.rag.loaders.registry import LoaderRegistry
 from runiq.rag.loaders.text import MarkdownLoader, PlainTextLoader

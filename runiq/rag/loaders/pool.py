@@ -46,7 +46,9 @@ _REPLY_OVERHEAD = 1024 * 1024
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LoadBudget:
-    """Per-file limits. ``max_memory_bytes`` caps each worker's address space (None: no cap)."""
+    """Per-file limits. ``max_memory_bytes`` caps the address space of the process that loads a file
+    (None: no cap); that process starts as a copy of its supervisor, about 250 MB with the PDF and
+    Office loaders imported, so the cap is what a parse may add on top of that."""
 
     max_file_bytes: int = 64 * 1024 * 1024
     timeout_seconds: float = 60.0

@@ -98,7 +98,7 @@ def test_spans_outside_the_text_are_refused(pages: tuple[PageSpan, ...], heading
 def test_to_document_prefers_the_loaders_title_and_the_sources_metadata() -> None:
     """The format's title beats the file-name fallback; the source's metadata wins on equal keys."""
     loaded = LoadedDocument.from_pages(["p1", "p2"], title="Annual report", metadata={"author": "A", "x": 1})
-    document = loaded.to_document("reports/a.pdf", title="a", metadata={"x": 2, "extension": "pdf"})
+    document = loaded.to_document("reports/a.pdf", title="a", metadata={"x": 2, "extension": "pdf", "title": "a"})
     assert document.title == "Annual report"
     assert document.content == "p1\fp2"
     assert dict(document.metadata) == {
