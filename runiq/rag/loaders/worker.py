@@ -18,6 +18,7 @@ content. POSIX only (``fork``, ``resource``).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -102,16 +103,21 @@ def _child(write_fd: int, request: tuple[Any, bytes, LoadOptions, int], timeout:
     """The forked child: limits, load, reply, exit. Never returns."""
     status = 1
     try:
-        if memory > 0:
-            resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-        cpu = math.ceil(timeout) + 1  # a backstop should the supervisor itself be gone
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+        _limit(resource.RLIMIT_AS, memory)
+        _limit(resource.RLIMIT_CPU, math.ceil(timeout) + 1)  # a backstop should the supervisor be gone
         body = _reply(*request)
         with os.fdopen(write_fd, "wb") as out:
             out.write(body)
         status = 0
     finally:
         os._exit(status)
+
+
+def _limit(kind: int, value: int) -> None:
+    """Lower a resource limit where the system enforces it (macOS ignores ``RLIMIT_AS``)."""
+    if value > 0:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(kind, (value, value))
 
 
 def _collect(read_fd: int, deadline: float) -> bytes | None:
