@@ -17,6 +17,7 @@ __all__ = ["HostBuilder"]
 class HostBuilder:
     """Compose a host. Plugins are loaded here (entry points of group ``runiq``) so registration can
     validate provider names; loading imports modules but opens no connection and starts no task.
+    ``providers`` and ``loaders`` hold what the plugins (built-ins first) registered.
 
     Args:
         settings: process settings; defaults to ``RuniqSettings()`` (environment only).
@@ -37,6 +38,10 @@ class HostBuilder:
         )
         self.providers = ProviderRegistry()
         self.plugins.register_providers(self.providers)
+        from runiq.rag.loaders.registry import LoaderRegistry  # runiq.rag imports this module
+
+        self.loaders = LoaderRegistry()
+        self.plugins.register_loaders(self.loaders)
         self.services = ServiceProvider()
         self.properties: dict[str, Any] = {}
         self._participants: list[ParticipantFactory] = []

@@ -13,8 +13,16 @@ import pluggy
 if TYPE_CHECKING:
     from runiq.hosting.builder import HostBuilder
     from runiq.plugins.registry import ProviderRegistry
+    from runiq.rag.loaders.registry import LoaderRegistry
 
-__all__ = ["PROJECT_NAME", "hookimpl", "hookspec", "runiq_configure_host", "runiq_register_providers"]
+__all__ = [
+    "PROJECT_NAME",
+    "hookimpl",
+    "hookspec",
+    "runiq_configure_host",
+    "runiq_register_loaders",
+    "runiq_register_providers",
+]
 
 PROJECT_NAME = "runiq"
 hookspec = pluggy.HookspecMarker(PROJECT_NAME)
@@ -36,4 +44,13 @@ def runiq_configure_host(builder: HostBuilder) -> None:
 
     Called by ``HostBuilder.build()`` before the container is frozen. Must not do I/O or start tasks;
     attach a lifecycle participant for anything that runs.
+    """
+
+
+@hookspec
+def runiq_register_loaders(registry: LoaderRegistry) -> None:
+    """Add document loaders: each reads the file extensions and media types it claims.
+
+    Called once per :class:`~runiq.hosting.HostBuilder`, after ``runiq_register_providers``, the built-ins
+    first. Must not do I/O; register loader objects, which must be picklable (they run in worker processes).
     """

@@ -14,6 +14,7 @@ from runiq.plugins.registry import ProviderRegistry
 
 if TYPE_CHECKING:
     from runiq.hosting.builder import HostBuilder
+    from runiq.rag.loaders.registry import LoaderRegistry
 
 __all__ = ["PluginHost"]
 
@@ -76,6 +77,12 @@ class PluginHost:
 
     def register_providers(self, registry: ProviderRegistry) -> None:
         for impl in self._pm.hook.runiq_register_providers.get_hookimpls():
+            registry.set_current_plugin(impl.plugin_name)
+            impl.function(registry=registry)
+        registry.set_current_plugin("<direct>")
+
+    def register_loaders(self, registry: LoaderRegistry) -> None:
+        for impl in self._pm.hook.runiq_register_loaders.get_hookimpls():
             registry.set_current_plugin(impl.plugin_name)
             impl.function(registry=registry)
         registry.set_current_plugin("<direct>")

@@ -1,4 +1,4 @@
-"""Built-in providers, registered through the same hook as any third-party plugin."""
+"""Built-in providers and document loaders, registered through the same hooks as any third-party plugin."""
 
 from __future__ import annotations
 
@@ -11,10 +11,12 @@ from runiq.plugins.hookspecs import hookimpl
 from runiq.plugins.registry import ProviderRegistry
 from runiq.rag.embeddings.hashing import DEFAULT_DIMENSIONS, HashingEmbedder
 from runiq.rag.lexical.options import LexicalOptions
+from runiq.rag.loaders.builtin import register_builtin_loaders
+from runiq.rag.loaders.registry import LoaderRegistry
 from runiq.rag.reranking import plugin as _reranking
 from runiq.rag.stores.memory import InMemoryVectorStore
 
-__all__ = ["HashingOptions", "runiq_register_providers"]
+__all__ = ["HashingOptions", "runiq_register_loaders", "runiq_register_providers"]
 
 
 class HashingOptions(BaseModel):
@@ -38,3 +40,8 @@ def runiq_register_providers(registry: ProviderRegistry) -> None:
     registry.add_embedding("hashing", _hashing, options=HashingOptions)
     registry.add_vector_store("in-memory", _in_memory, options=LexicalOptions)
     _reranking.runiq_register_providers(registry)
+
+
+@hookimpl
+def runiq_register_loaders(registry: LoaderRegistry) -> None:
+    register_builtin_loaders(registry)

@@ -24,6 +24,7 @@ from runiq.rag import (
     RagRetriever,
     add_runiq_rag,
 )
+from runiq.rag.loaders import LoaderRegistry, PlainTextLoader
 
 
 def _plugin(name: str, **hooks: Callable[..., Any]) -> types.ModuleType:
@@ -202,3 +203,52 @@ def test_hook_runiq_configure_host_is_called_once_per_build() -> None:
     with pytest.raises(RuntimeError):
         builder.build()
     assert len(calls) == 1
+
+
+def test_hook_runiq_register_loaders_resolves_extensions_and_records_the_plugin() -> None:
+    """A loader registered by the hook resolves by extension (any case) and media type, attributed to its plugin."""
+    rst = PlainTextLoader("restructuredtext", frozenset({".rst"}), frozenset({"text/x-rst"}))
+
+    def register(registry: LoaderRegistry) -> None:
+        registry.add(rst)
+
+    builder = HostBuilder(load_entry_points=False, plugins=[_plugin("rst-plugin", runiq_register_loaders=register)])
+    assert builder.loaders.for_path("docs/Guide.RST") is rst
+    assert builder.loaders.for_media_type("text/x-rst; charset=utf-8") is rst
+    assert builder.loaders.get("restructuredtext").plugin == "rst-plugin"
+    assert {".rst", ".md", ".html", ".json", ".csv", ".txt"} <= builder.loaders.extensions
+    assert builder.loaders.for_path("notes.unknown") is None
+
+
+def test_hook_runiq_register_loaders_builtins_use_the_same_hook() -> None:
+    """The built-in loaders are the plugin runiq.builtins: blocking it leaves the registry empty."""
+    assert HostBuilder(load_entry_points=False).loaders.get("html").plugin == "runiq.builtins"
+    from runiq.settings import RuniqSettings
+
+    builder = HostBuilder(settings=RuniqSettings(disabled_plugins=("runiq.builtins",)), load_entry_points=False)
+    assert builder.loaders.names() == []
+    assert builder.loaders.extensions == frozenset()
+
+
+def test_hook_runiq_register_loaders_conflicts_name_both_plugins_unless_replacing() -> None:
+    """Claiming a built-in's extension fails naming both plugins; replace=True takes it over explicitly."""
+
+    def claim(registry: LoaderRegistry) -> None:
+        registry.add(PlainTextLoader("raw-html", frozenset({".html"}), frozenset()))
+
+    with pytest.raises(RagConfigurationError) as caught:
+        HostBuilder(load_entry_points=False, plugins=[_plugin("html-plugin", runiq_register_loaders=claim)])
+    assert "'runiq.builtins'" in str(caught.value)
+    assert "'html-plugin'" in str(caught.value)
+    assert "'.html'" in str(caught.value)
+
+    def take_over(registry: LoaderRegistry) -> None:
+        registry.add(PlainTextLoader("raw-html", frozenset({".html"}), frozenset()), replace=True)
+
+    builder = HostBuilder(load_entry_points=False, plugins=[_plugin("html-plugin", runiq_register_loaders=take_over)])
+    loader = builder.loaders.for_path("page.html")
+    assert loader is not None
+    assert loader.name == "raw-html"
+    html = builder.loaders.for_path("page.htm")  # the built-in keeps what was not taken over
+    assert html is not None
+    assert html.name == "html"

@@ -29,6 +29,7 @@ from runiq.rag.testing.fakes import CANARY, FailingEmbedder, SlowEmbedder, make_
 
 if TYPE_CHECKING:
     from runiq.rag.testing.contracts import EmbeddingClientContract, LexicalSearchContract, VectorStoreContract
+    from runiq.rag.testing.loader_contract import LoaderContract
     from runiq.rag.testing.reranker_contract import RerankerContract
 
 __all__ = [
@@ -36,6 +37,7 @@ __all__ = [
     "EmbeddingClientContract",
     "FailingEmbedder",
     "LexicalSearchContract",
+    "LoaderContract",
     "RerankerContract",
     "SlowEmbedder",
     "VectorStoreContract",
@@ -50,6 +52,7 @@ _CONTRACT_MODULES = {
     "LexicalSearchContract": "contracts",
     "VectorStoreContract": "contracts",
     "RerankerContract": "reranker_contract",
+    "LoaderContract": "loader_contract",
 }
 
 

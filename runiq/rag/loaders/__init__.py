@@ -1,0 +1,66 @@
+"""Document loaders: a file's bytes to text plus structure (title, headings, pages, metadata).
+
+Loaders are registered through the ``runiq_register_loaders`` hook (the built-ins too) into a
+:class:`LoaderRegistry`, resolved by file extension or media type, and run by a :class:`LoaderPool`
+in worker processes within a :class:`LoadBudget`. A file that cannot be loaded raises
+:class:`DocumentLoadError` with a :class:`LoadFailureCode`: a per-document failure, never a failed run.
+"""
+
+from __future__ import annotations
+
+from runiq.rag.loaders.archives import open_zip
+from runiq.rag.loaders.base import (
+    PAGE_BREAK,
+    DocumentLoader,
+    Heading,
+    LoadedDocument,
+    LoadOptions,
+    PageSpan,
+    clean_text,
+    guarded,
+    parser_failures,
+)
+from runiq.rag.loaders.builder import MarkdownBuilder, one_line
+from runiq.rag.loaders.builtin import BUILTIN_LOADERS, register_builtin_loaders
+from runiq.rag.loaders.csv_loader import CsvLoader, TsvLoader
+from runiq.rag.loaders.encoding import decode_text
+from runiq.rag.loaders.errors import DocumentLoadError, LoadFailureCode
+from runiq.rag.loaders.html_loader import HtmlLoader
+from runiq.rag.loaders.json_loader import JsonLoader
+from runiq.rag.loaders.pool import LoadBudget, LoaderPool
+from runiq.rag.loaders.registry import LoaderRegistry, LoaderSpec
+from runiq.rag.loaders.tabular import cell_text, row_text, table_lines
+from runiq.rag.loaders.text import MarkdownLoader, PlainTextLoader
+
+__all__ = [
+    "BUILTIN_LOADERS",
+    "PAGE_BREAK",
+    "CsvLoader",
+    "DocumentLoadError",
+    "DocumentLoader",
+    "Heading",
+    "HtmlLoader",
+    "JsonLoader",
+    "LoadBudget",
+    "LoadFailureCode",
+    "LoadOptions",
+    "LoadedDocument",
+    "LoaderPool",
+    "LoaderRegistry",
+    "LoaderSpec",
+    "MarkdownBuilder",
+    "MarkdownLoader",
+    "PageSpan",
+    "PlainTextLoader",
+    "TsvLoader",
+    "cell_text",
+    "clean_text",
+    "decode_text",
+    "guarded",
+    "one_line",
+    "open_zip",
+    "parser_failures",
+    "register_builtin_loaders",
+    "row_text",
+    "table_lines",
+]

@@ -1,0 +1,61 @@
+"""Misbehaving document loaders for budget and isolation tests. Importable by name, so they run in a
+:class:`~runiq.rag.loaders.LoaderPool` worker like any plugin's loader."""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+
+from runiq.rag.loaders.base import LoadedDocument, LoadOptions
+from runiq.rag.testing.fakes import CANARY
+
+__all__ = ["CrashingLoader", "HungryLoader", "LeakyLoader", "NoisyLoader", "SpinningLoader"]
+
+
+@dataclass(frozen=True, slots=True)
+class _Fake:
+    name: str = "fake"
+    extensions: frozenset[str] = frozenset({".fake"})
+    media_types: frozenset[str] = frozenset()
+
+
+class SpinningLoader(_Fake):
+    """Never returns: a pure-Python busy loop that holds the GIL, as a parser stuck on a hostile file."""
+
+    def load(self, data: bytes, *, options: LoadOptions) -> LoadedDocument:
+        counter = 0
+        while True:
+            counter += 1
+
+
+class HungryLoader(_Fake):
+    """Asks for ``len(data)`` GiB at once, as a decompression bomb inflating in memory."""
+
+    def load(self, data: bytes, *, options: LoadOptions) -> LoadedDocument:
+        block = bytearray(len(data) * 1024 * 1024 * 1024)
+        return LoadedDocument(text=str(len(block)))
+
+
+class CrashingLoader(_Fake):
+    """Ends its process without a word, as a parser's native extension crashing."""
+
+    def load(self, data: bytes, *, options: LoadOptions) -> LoadedDocument:
+        os._exit(3)
+
+
+class LeakyLoader(_Fake):
+    """Fails with the document's content in its exception, which must go nowhere."""
+
+    def load(self, data: bytes, *, options: LoadOptions) -> LoadedDocument:
+        raise ValueError(f"cannot parse {data.decode(errors='replace')} {CANARY}")
+
+
+class NoisyLoader(_Fake):
+    """Prints the content to stdout and stderr before answering, as a chatty parser does."""
+
+    def load(self, data: bytes, *, options: LoadOptions) -> LoadedDocument:
+        text = data.decode()
+        print(f"parsing {text} {CANARY}")
+        print(f"warning {text} {CANARY}", file=sys.stderr)
+        return LoadedDocument(text=text, title="noisy")
