@@ -13,7 +13,7 @@ from runiq.logging import configure_logging
 from runiq.rag import IndexRuntime, RagError, RagIngestionManager, add_runiq_rag
 from runiq.settings import RuniqSettings
 
-__all__ = ["cli_host", "load_settings"]
+__all__ = ["build_host", "cli_host", "load_settings"]
 
 
 def load_settings(config: Path) -> RuniqSettings:
@@ -32,20 +32,25 @@ def _fields(exc: ValueError) -> str:
     return type(exc).__name__
 
 
+def build_host(config: Path) -> Host:
+    """The host a ``runiq.toml`` declares, with installed plugins; logging configured from its settings."""
+    settings = load_settings(config)
+    configure_logging(settings.logging)
+    try:
+        builder = HostBuilder(settings=settings)
+        add_runiq_rag(builder)
+        return builder.build()
+    except RagError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--config") from None
+
+
 @asynccontextmanager
 async def cli_host(config: Path) -> AsyncIterator[Host]:
     """A built but not started host: CLI commands act explicitly, so no automatic strategy fires.
 
     Providers still open lazily on first use and are closed on exit.
     """
-    settings = load_settings(config)
-    configure_logging(settings.logging)
-    try:
-        builder = HostBuilder(settings=settings)
-        add_runiq_rag(builder)
-        host = builder.build()
-    except RagError as exc:
-        raise typer.BadParameter(str(exc), param_hint="--config") from None
+    host = build_host(config)
     try:
         yield host
     finally:

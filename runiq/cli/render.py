@@ -1,65 +1,98 @@
-"""Rich tables for CLI output. Content is shown because the operator asked for it on their terminal."""
+"""Rich renderings of the CLI's output documents. Content is shown because the operator asked for it on
+their terminal; every value from a document or a server is printed as plain text (never as Rich markup)
+with control characters escaped, so a file name or chunk cannot restyle or drive the terminal."""
 
 from __future__ import annotations
 
+from rich.console import Group
 from rich.table import Table
+from rich.text import Text
 
-from runiq.rag import IndexRegistry, RagIngestionManager, RagIngestionOperation, RagRetrievalResult
+from runiq.cli.output import HitOutput, IngestOutput, OperationOutput, QueryOutput, StatusOutput
 
-__all__ = ["hits_table", "operation_summary", "status_table"]
+__all__ = ["hits_table", "ingest_report", "plain", "status_table"]
+
+
+def plain(value: object) -> str:
+    """``value`` as one printable line: control and other non-printable characters become escapes."""
+    text = str(value)
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
 
 
 def _fmt(value: float | None, digits: int = 4) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
-def hits_table(result: RagRetrievalResult) -> Table:
+def _semantic(hit: HitOutput) -> str:
+    semantic = hit.provenance.semantic
+    if hit.raw_score is None or semantic is None:
+        return "-"
+    direction = "↑" if hit.higher_is_better else "↓"
+    return f"#{semantic.rank} {_fmt(hit.raw_score)} {plain(hit.metric)}{direction} rel {_fmt(hit.relevance)}"
+
+
+def hits_table(result: QueryOutput) -> Table:
     """One row per hit: the semantic score with its metric and direction, the lexical rank, the RRF value."""
-    table = Table(title=f"{result.index_name} · {result.mode.value} · {len(result.hits)} hits", show_lines=True)
+    mode = result.mode.value if result.mode else "default mode"
+    table = Table(title=Text(f"{plain(result.index_name)} · {mode} · {len(result.hits)} hits"), show_lines=True)
     table.add_column("#", no_wrap=True)
     table.add_column("chunk / text", overflow="fold", ratio=3)
     table.add_column("semantic (rank raw metric relevance)", overflow="fold", ratio=2)
     table.add_column("lexical (rank bm25)", no_wrap=True)
     table.add_column("rrf", no_wrap=True)
     for hit in result.hits:
-        p = hit.provenance
-        if hit.raw_score is not None and p.semantic is not None:
-            direction = "↑" if hit.higher_is_better else "↓"
-            semantic = f"#{p.semantic.rank} {_fmt(hit.raw_score)} {hit.metric}{direction} rel {_fmt(hit.relevance)}"
-        else:
-            semantic = "-"
-        lexical = f"#{p.lexical.rank} {_fmt(p.lexical.raw_score)}" if p.lexical else "-"
-        preview = " ".join(hit.content.split())[:90]
-        table.add_row(str(hit.rank), f"{hit.chunk_id}\n[dim]{preview}[/dim]", semantic, lexical, _fmt(p.fused_score, 5))
+        lexical = hit.provenance.lexical
+        lexical_cell = f"#{lexical.rank} {_fmt(lexical.raw_score)}" if lexical else "-"
+        chunk = Text(plain(hit.chunk_id))
+        chunk.append("\n" + plain(" ".join(hit.content.split())[:90]), style="dim")
+        table.add_row(str(hit.rank), chunk, Text(_semantic(hit)), lexical_cell, _fmt(hit.provenance.fused_score, 5))
     return table
 
 
-def operation_summary(op: RagIngestionOperation) -> str:
+def _summary(op: OperationOutput) -> Text:
     p = op.progress
-    failure = f", last failure: {op.last_failure.code}" if op.last_failure else ""
-    return (
-        f"{op.index_name}: {op.state.value} in {op.duration_seconds or 0:.2f}s — discovered {p.discovered_documents}, "
-        f"added {p.added_documents}, updated {p.updated_documents}, skipped {p.skipped_documents}, "
-        f"deleted {p.deleted_documents}, failed {p.failed_documents}, chunks {p.produced_chunks}{failure}"
+    failure = f", last failure: {plain(op.last_failure.code)}" if op.last_failure else ""
+    return Text(
+        f"{plain(op.index_name)}: {op.state.value} in {op.duration_seconds or 0:.2f}s — "
+        f"discovered {p.discovered_documents}, added {p.added_documents}, updated {p.updated_documents}, "
+        f"skipped {p.skipped_documents}, deleted {p.deleted_documents}, failed {p.failed_documents}, "
+        f"chunks {p.produced_chunks}{failure}"
     )
 
 
-def status_table(registry: IndexRegistry, manager: RagIngestionManager) -> Table:
+def _failures(op: OperationOutput) -> list[Text]:
+    lines = [
+        Text(f"  failed: {plain(f.document_id or '(no document)')}  [{plain(f.code)}]", style="red")
+        for f in op.failures
+    ]
+    if op.failures_truncated:
+        more = op.progress.failed_documents - len(op.failures)
+        lines.append(Text(f"  ... and {more} more failed documents (only the first {len(op.failures)} are listed)"))
+    return lines
+
+
+def ingest_report(report: IngestOutput) -> Group:
+    """Per run: the counters, then each failed document with its code."""
+    return Group(*(line for op in report.operations for line in (_summary(op), *_failures(op))))
+
+
+def status_table(report: StatusOutput) -> Table:
     table = Table(title="RAG indexes")
     for column in ("index", "strategy", "sources", "embedding", "store", "metric", "default mode", "readiness"):
         table.add_column(column, overflow="fold")
-    for definition in registry:
-        strategy = definition.ingestion.kind.value
-        if definition.ingestion.schedule:
-            strategy += f" ({definition.ingestion.schedule})"
-        table.add_row(
-            definition.name,
+    for index in report.indexes:
+        strategy = index.strategy.value + (f" ({index.schedule})" if index.schedule else "")
+        cells = (
+            index.name,
             strategy,
-            ", ".join(sorted({s.source_kind for s in definition.sources})),
-            definition.embedding.display_name if definition.embedding else "-",
-            definition.vector_store.display_name,
-            definition.metric.value,
-            definition.default_mode.value,
-            manager.status(definition.name).readiness.value,
+            ", ".join(index.sources),
+            index.embedding or "-",
+            index.vector_store,
+            index.metric.value,
+            index.default_mode.value,
+            index.readiness.value,
         )
+        table.add_row(*(Text(plain(cell)) for cell in cells))
     return table

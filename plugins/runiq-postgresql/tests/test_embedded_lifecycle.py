@@ -52,15 +52,15 @@ asyncio.run(main(sys.argv[1], close=sys.argv[2] == "close"))
 # `runiq ingest`, except that after ingesting it waits (stores open) instead of returning.
 INGEST_CHILD = """
 import asyncio, sys
-from runiq.cli import main as cli
+from runiq.cli import commands, main as cli
 from runiq.rag import RagIngestionManager
 
-async def ingest_then_wait(host, name):
+async def ingest_then_wait(host, name, console):
     operation = await host.services.get(RagIngestionManager).run(name)
     print("ready", operation.state.value, flush=True)
     await asyncio.Event().wait()
 
-cli._ingest_with_progress = ingest_then_wait
+commands._ingest_with_progress = ingest_then_wait
 cli.app(sys.argv[1:], prog_name="runiq")
 """
 

@@ -1,0 +1,105 @@
+"""What the commands do, as coroutines returning output documents. Imported only when a command runs, so
+``runiq --help`` never loads the RAG core, numpy or a plugin."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from runiq.cli.hosting import build_host, cli_host
+from runiq.cli.output import IndexStatusOutput, IngestOutput, QueryOutput, StatusOutput
+from runiq.cli.render import plain
+from runiq.hosting import Host
+from runiq.rag import (
+    IndexRegistry,
+    RagIngestionManager,
+    RagIngestionOperation,
+    RagQuery,
+    RagRetriever,
+    VectorIndexNotFoundError,
+)
+
+__all__ = ["ingest", "query", "serve", "status"]
+
+
+async def ingest(config: Path, only: str | None, progress: Console) -> IngestOutput:
+    async with cli_host(config) as host:
+        names = [only] if only else list(host.services.get(IndexRegistry).names)
+        return IngestOutput.of([await _ingest_with_progress(host, name, progress) for name in names])
+
+
+async def _ingest_with_progress(host: Host, name: str, console: Console) -> RagIngestionOperation:
+    manager = host.services.get(RagIngestionManager)
+    await manager.start(name)
+    with Progress(
+        TextColumn(f"[bold]{plain(name)}[/bold]"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[detail]}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    ) as bar:
+        task = bar.add_task("ingest", total=None, detail="")
+        waiter = asyncio.ensure_future(manager.wait(name))
+        while not waiter.done():
+            active = manager.status(name).active_operation
+            if active is not None:
+                p = active.progress
+                bar.update(
+                    task,
+                    total=p.discovered_documents or None,
+                    completed=p.processed_documents,
+                    detail=f"chunks {p.produced_chunks}  failed {p.failed_documents}",
+                )
+            await asyncio.wait({waiter}, timeout=0.2)
+        return waiter.result()
+
+
+async def query(
+    config: Path,
+    request: RagQuery,
+    progress: Console,
+) -> QueryOutput:
+    """Retrieve in this process. An in-memory index lives only in this process, so it is ingested first."""
+    async with cli_host(config) as host:
+        retriever = host.services.get(RagRetriever)
+        try:
+            result = await retriever.retrieve(request)
+        except VectorIndexNotFoundError:
+            progress.print(
+                f"index '{plain(request.index_name)}' has no stored data in this process; ingesting it first",
+                style="yellow",
+                markup=False,
+            )
+            await _ingest_with_progress(host, request.index_name, progress)
+            result = await retriever.retrieve(request)
+        return QueryOutput.of(result)
+
+
+async def status(config: Path) -> StatusOutput:
+    async with cli_host(config) as host:
+        manager = host.services.get(RagIngestionManager)
+        return StatusOutput(
+            indexes=[
+                IndexStatusOutput.of(definition, manager.status(definition.name).readiness)
+                for definition in host.services.get(IndexRegistry)
+            ]
+        )
+
+
+async def serve(config: Path, bind: str, port: int, announce: Callable[[str], None]) -> None:
+    """Run the host with its strategies and the dashboard; ``announce`` gets the page URL once it listens."""
+    from runiq_dashboard import DashboardServer  # type: ignore[import-not-found, unused-ignore]
+
+    server = DashboardServer(build_host(config), host=bind, port=port, log_level="info")
+    started = asyncio.ensure_future(server.started.wait())
+    started.add_done_callback(lambda task: None if task.cancelled() else announce(server.url))
+    try:
+        await server.run()
+    finally:
+        started.cancel()
