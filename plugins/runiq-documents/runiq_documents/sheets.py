@@ -10,6 +10,7 @@ import io
 from dataclasses import dataclass
 from typing import Any
 
+import defusedxml  # noqa: F401 - imported so a missing install fails here: openpyxl only uses it when present
 import openpyxl
 
 from runiq.rag.documents import MetadataValue

@@ -28,6 +28,7 @@ import structlog
 
 from runiq.rag.documents import MetadataValue, RagChunk
 from runiq.rag.errors import RagConfigurationError, RagValidationError, VectorIndexNotFoundError
+from runiq.rag.ingestion.operation import RagIngestionOperation
 from runiq.rag.lexical.query import LexicalQuery
 from runiq.rag.stores import scoring
 from runiq.rag.stores.base import (
@@ -56,6 +57,7 @@ from runiq_postgresql.rows import (
     query_vector,
     validate_name,
 )
+from runiq_postgresql.runs import RunSql
 from runiq_postgresql.schema import (
     ann_expression,
     ann_index_ddl,
@@ -178,6 +180,7 @@ class PostgresVectorStore:
         self._lexical = self._options.lexical
         self._analyzer = self._lexical.analyzer()
         self._sql = SchemaSql.build(self._schema)
+        self._runs = RunSql(self._schema)
         self._pool: asyncpg.Pool | None = None
         self._embedded = False
         self._indexes: dict[str, _Index] = {}
@@ -248,6 +251,16 @@ class PostgresVectorStore:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         await self.close()
+
+    @mapped
+    async def record_operation(self, operation: RagIngestionOperation) -> None:
+        async with self.pool.acquire() as conn:
+            await self._runs.record(conn, operation)
+
+    @mapped
+    async def recent_operations(self, index_name: str, *, limit: int) -> Sequence[RagIngestionOperation]:
+        async with self.pool.acquire() as conn:
+            return await self._runs.recent(conn, index_name, limit)
 
     async def health(self) -> StoreHealth:
         """Connects, checks the extensions and the schema version; never raises (see ``health.probe``)."""

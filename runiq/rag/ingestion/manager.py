@@ -1,16 +1,19 @@
 """``RagIngestionManager``: the one authority that starts, inspects and cancels ingestion runs.
 
 One operation per index at a time: a second start while one is active (whatever triggered either)
-is an :class:`IngestionConflictError`, never a second run. Runtime state and the last operation are
-kept in memory and reset when the process restarts.
+is an :class:`IngestionConflictError`, never a second run. Runtime state is kept in memory; finished
+operations are also recorded by a store that offers :class:`IngestionHistory` (PostgreSQL), so
+:meth:`RagIngestionManager.history` and :meth:`RagIngestionManager.inspect` see them after a restart
+and from other replicas. With the in-memory store they reset with the process, like the index itself.
 """
 
 from __future__ import annotations
 
 import asyncio
 import uuid
+from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 import structlog
@@ -27,8 +30,12 @@ from runiq.rag.ingestion.operation import (
 from runiq.rag.ingestion.pipeline import IngestionPipeline, ProgressTracker
 from runiq.rag.observability.events import IngestionEvent, ObservabilitySink, emit
 from runiq.rag.runtime import IndexRuntime
+from runiq.rag.stores.base import HealthCheck, IngestionHistory, StoreHealth
 
-__all__ = ["RagIngestionManager"]
+__all__ = ["HISTORY_LENGTH", "RagIngestionManager"]
+
+HISTORY_LENGTH = 20  # finished operations kept per index in memory (a durable store may keep more)
+_RECORD_TIMEOUT_SECONDS = 10.0
 
 log = structlog.get_logger(__name__)
 
@@ -58,6 +65,7 @@ class _IndexState:
     last: RagIngestionOperation | None = None
     usable: bool = False
     updated_at: datetime | None = None
+    history: deque[RagIngestionOperation] = field(default_factory=lambda: deque(maxlen=HISTORY_LENGTH))
 
 
 class RagIngestionManager:
@@ -142,6 +150,39 @@ class RagIngestionManager:
             updated_at=state.updated_at or _now(),
         )
 
+    async def history(self, index_name: str, limit: int = HISTORY_LENGTH) -> list[RagIngestionOperation]:
+        """The newest finished operations, newest first: from the store when it keeps them (so runs of
+        other processes and from before a restart are included), else from this process."""
+        state = self._state(index_name)
+        limit = max(1, min(int(limit), 100))
+        resources = await self._runtime.get(index_name)
+        if isinstance(resources.store, IngestionHistory):
+            return list(await resources.store.recent_operations(index_name, limit=limit))
+        return list(state.history)[::-1][:limit]
+
+    async def inspect(self, index_name: str) -> RagIndexStatus:
+        """:meth:`status`, seeded from the store's history when this process has not finished a run yet."""
+        state = self._state(index_name)
+        if state.last is None:
+            resources = await self._runtime.get(index_name)
+            if isinstance(resources.store, IngestionHistory):
+                recorded = await resources.store.recent_operations(index_name, limit=HISTORY_LENGTH)
+                if recorded and state.last is None:
+                    state.last = recorded[0]
+                    state.usable = any(_leaves_content(op.state) for op in recorded)
+        return self.status(index_name)
+
+    async def health(self, index_name: str) -> StoreHealth:
+        """The index's store health; a store without a probe is healthy once it opens."""
+        self._state(index_name)
+        try:
+            resources = await self._runtime.get(index_name)
+        except Exception:
+            return StoreHealth(healthy=False, reason="unavailable")
+        if isinstance(resources.store, HealthCheck):
+            return await resources.store.health()
+        return StoreHealth(healthy=True)
+
     async def aclose(self) -> None:
         """Cancel every active run and wait for it (host shutdown)."""
         self._closed = True
@@ -170,7 +211,19 @@ class RagIngestionManager:
             )
             run.tracker.last_failure = RagIngestionFailure(code="ingestion_failed", timestamp=_now())
             terminal = RagIngestionState.FAILED
-        return self._finish(state, run, terminal)
+        finished = self._finish(state, run, terminal)
+        await asyncio.shield(self._record(finished))  # a cancel during recording still records
+        return finished
+
+    async def _record(self, operation: RagIngestionOperation) -> None:
+        """Persist a finished operation where the store keeps history; a failure here never fails the run."""
+        try:
+            resources = await self._runtime.get(operation.index_name)
+            if isinstance(resources.store, IngestionHistory):
+                async with asyncio.timeout(_RECORD_TIMEOUT_SECONDS):
+                    await resources.store.record_operation(operation)
+        except Exception as exc:
+            log.warning("ingestion.record_failed", index=operation.index_name, error=type(exc).__name__)
 
     def _finish(self, state: _IndexState, run: _Run, terminal: RagIngestionState) -> RagIngestionOperation:
         if state.active is not run and state.last is not None and state.last.operation_id == run.operation.operation_id:
@@ -178,6 +231,7 @@ class RagIngestionManager:
         index_name = run.operation.index_name
         finished = replace(run.snapshot(), state=terminal, completed_at=_now())
         state.last = finished
+        state.history.append(finished)
         state.active = None
         state.updated_at = finished.completed_at
         if terminal in (RagIngestionState.COMPLETED, RagIngestionState.PARTIALLY_COMPLETED):
@@ -210,6 +264,10 @@ def _terminal_state(tracker: ProgressTracker) -> RagIngestionState:
     if p.processed_documents == p.failed_documents:
         return RagIngestionState.FAILED
     return RagIngestionState.PARTIALLY_COMPLETED
+
+
+def _leaves_content(state: RagIngestionState) -> bool:
+    return state in (RagIngestionState.COMPLETED, RagIngestionState.PARTIALLY_COMPLETED)
 
 
 def _readiness(state: _IndexState) -> RagIndexReadiness:

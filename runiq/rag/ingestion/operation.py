@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
+from typing import Any
 
 __all__ = [
     "MAX_REPORTED_FAILURES",
@@ -15,6 +17,8 @@ __all__ = [
     "RagIngestionProgress",
     "RagIngestionReason",
     "RagIngestionState",
+    "operation_from_record",
+    "operation_record",
 ]
 
 # A run reports at most this many failed documents (the first ones); the counters stay exact.
@@ -102,3 +106,61 @@ class RagIndexStatus:
     active_operation: RagIngestionOperation | None
     last_operation: RagIngestionOperation | None
     updated_at: datetime
+
+
+def operation_record(operation: RagIngestionOperation) -> dict[str, object]:
+    """A JSON-ready record of a finished operation (ids, counters, failure codes; never content)."""
+    return {
+        "progress": {name: getattr(operation.progress, name) for name in RagIngestionProgress.__dataclass_fields__},
+        "failures": [_failure_record(f) for f in operation.failures],
+        "last_failure": _failure_record(operation.last_failure) if operation.last_failure else None,
+    }
+
+
+def operation_from_record(
+    *,
+    operation_id: str,
+    index_name: str,
+    reason: str,
+    state: str,
+    started_at: datetime,
+    completed_at: datetime | None,
+    record: Mapping[str, Any],
+) -> RagIngestionOperation:
+    """The inverse of :func:`operation_record` plus the columns a store keeps beside it.
+
+    Unknown counters (a newer writer) are ignored, missing ones are zero, so old and new records load.
+    """
+    counters = record.get("progress") or {}
+    fields = RagIngestionProgress.__dataclass_fields__
+    progress = RagIngestionProgress(**{k: int(v) for k, v in counters.items() if k in fields})
+    last = record.get("last_failure")
+    return RagIngestionOperation(
+        operation_id=operation_id,
+        index_name=index_name,
+        reason=RagIngestionReason(reason),
+        state=RagIngestionState(state),
+        started_at=started_at,
+        completed_at=completed_at,
+        progress=progress,
+        last_failure=_failure_from(last) if last else None,
+        failures=tuple(_failure_from(f) for f in (record.get("failures") or ())[:MAX_REPORTED_FAILURES]),
+    )
+
+
+def _failure_record(failure: RagIngestionFailure) -> dict[str, object]:
+    return {
+        "code": failure.code,
+        "timestamp": failure.timestamp.isoformat(),
+        "document_id": failure.document_id,
+        "source_kind": failure.source_kind,
+    }
+
+
+def _failure_from(record: Mapping[str, Any]) -> RagIngestionFailure:
+    return RagIngestionFailure(
+        code=str(record["code"]),
+        timestamp=datetime.fromisoformat(str(record["timestamp"])),
+        document_id=record.get("document_id"),
+        source_kind=record.get("source_kind"),
+    )

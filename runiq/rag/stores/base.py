@@ -21,6 +21,7 @@ from runiq.rag.limits import validate_count
 
 if TYPE_CHECKING:
     from runiq.rag.embeddings.base import FloatMatrix, FloatVector
+    from runiq.rag.ingestion.operation import RagIngestionOperation
     from runiq.rag.lexical.query import LexicalQuery
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "DistanceMetric",
     "DocumentWrite",
     "HealthCheck",
+    "IngestionHistory",
     "IndexSpec",
     "IngestionCoordinator",
     "LexicalSearch",
@@ -186,6 +188,21 @@ class HealthCheck(Protocol):
     """Optional capability: a cheap probe (connect, extensions, schema version) that never raises."""
 
     async def health(self) -> StoreHealth: ...
+
+
+@runtime_checkable
+class IngestionHistory(Protocol):
+    """Optional capability: finished ingestion operations persist with the index, so status, the
+    dashboard and other replicas see them after a restart. Records hold ids, counters and failure
+    codes, never content."""
+
+    async def record_operation(self, operation: RagIngestionOperation) -> None:
+        """Keep a finished operation (the index may not exist yet: then nothing is kept)."""
+        ...
+
+    async def recent_operations(self, index_name: str, *, limit: int) -> Sequence[RagIngestionOperation]:
+        """The newest finished operations of the index, newest first."""
+        ...
 
 
 @runtime_checkable

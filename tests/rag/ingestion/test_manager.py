@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 
-from runiq.hosting import Host
+from runiq.hosting import Host, HostBuilder
 from runiq.rag import (
     EmbeddingInputKind,
     HashingEmbedder,
+    HashingEmbedding,
     IndexNotFoundError,
     IngestionConflictError,
     InMemoryVectorStore,
@@ -25,6 +26,7 @@ from runiq.rag import (
     RagIngestionState,
     StoredDocument,
     VectorStoreUnavailableError,
+    add_runiq_rag,
 )
 from runiq.rag.embeddings.base import FloatMatrix
 from runiq.rag.testing import FailingEmbedder
@@ -371,3 +373,23 @@ async def test_provider_error_type_reaches_the_failure_code(index_host: Callable
     async with host:
         operation = await host.services.get(RagIngestionManager).run("docs")
         assert operation.last_failure is not None and operation.last_failure.code == "embedding_failed"
+
+
+async def test_in_memory_history_is_per_process(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text("Alpha.")
+    builder = HostBuilder(load_entry_points=False)
+    add_runiq_rag(
+        builder,
+        lambda rag: rag.add_index(
+            "docs",
+            lambda index: (
+                index.use_directory(tmp_path, "*.md").use_embedding(HashingEmbedding()).use_in_memory_vector_store()
+            ),
+        ),
+    )
+    async with builder.build() as host:
+        manager = host.services.get(RagIngestionManager)
+        ops = [await manager.run("docs") for _ in range(3)]
+        history = await manager.history("docs", limit=2)
+        assert [op.operation_id for op in history] == [ops[2].operation_id, ops[1].operation_id]
+        assert (await manager.health("docs")).healthy
