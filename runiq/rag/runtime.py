@@ -68,6 +68,10 @@ class IndexRuntime:
     def providers(self) -> ProviderRegistry:
         return self._providers
 
+    def opened(self, index_name: str) -> IndexResources | None:
+        """The index's resources if something already opened them; never opens (no I/O)."""
+        return self._resources.get(index_name)
+
     async def get(self, index_name: str) -> IndexResources:
         definition = self._registry.get(index_name)
         cached = self._resources.get(index_name)

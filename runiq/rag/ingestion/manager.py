@@ -218,8 +218,8 @@ class RagIngestionManager:
     async def _record(self, operation: RagIngestionOperation) -> None:
         """Persist a finished operation where the store keeps history; a failure here never fails the run."""
         try:
-            resources = await self._runtime.get(operation.index_name)
-            if isinstance(resources.store, IngestionHistory):
+            resources = self._runtime.opened(operation.index_name)  # a run that could not open them records nothing
+            if resources is not None and isinstance(resources.store, IngestionHistory):
                 async with asyncio.timeout(_RECORD_TIMEOUT_SECONDS):
                     await resources.store.record_operation(operation)
         except Exception as exc:
