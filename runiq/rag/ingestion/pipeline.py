@@ -11,6 +11,13 @@ Preparing documents (content hash, chunking) is CPU work: it runs in a worker th
 group at a time, never on the event loop. Whatever goes wrong with one document is that document's
 failure, with a content-free code, and the run goes on: ``invalid_text`` (a lone surrogate, which no
 provider or durable store accepts), ``chunking_failed``, ``embedding_failed``, ``store_failed``.
+
+A group is embedded in one provider call. When that fails, the documents are embedded one by one to
+find the failing ones. A timeout or an unavailable provider is the provider's failure, not a
+document's: after two such calls in a row the run stops calling the provider, and the remaining
+documents fail with ``embedding_failed`` at once (they keep their previous version; the next run
+retries them). So a hanging provider costs a run two timeouts instead of one per document, and a
+document that alone times out costs a timeout or two without failing the documents after it.
 """
 
 from __future__ import annotations
@@ -27,7 +34,14 @@ import structlog
 from runiq.rag.chunking.base import chunker_for
 from runiq.rag.documents import RagChunk, RagDocument
 from runiq.rag.embeddings.base import FloatMatrix
-from runiq.rag.errors import ProviderError, RagValidationError, VectorStoreError
+from runiq.rag.embeddings.batching import EmbeddingBatcher
+from runiq.rag.errors import (
+    ProviderError,
+    ProviderTimeoutError,
+    ProviderUnavailableError,
+    RagValidationError,
+    VectorStoreError,
+)
 from runiq.rag.ingestion.operation import RagIngestionFailure, RagIngestionProgress
 from runiq.rag.runtime import IndexResources
 from runiq.rag.stores.base import StoredDocument
@@ -38,6 +52,9 @@ log = structlog.get_logger(__name__)
 
 # At most this many documents are prepared per worker hop, so a cancelled run's hop ends soon.
 _PREPARE_DOCUMENTS = 256
+# Failures that say nothing about the document; this many in a row and the run stops calling the provider.
+_PROVIDER_WIDE = (ProviderTimeoutError, ProviderUnavailableError)
+_OUTAGE_CALLS = 2
 
 
 def safe_id(value: str) -> str:
@@ -105,6 +122,8 @@ class IngestionPipeline:
         definition = resources.definition
         # One group fills every concurrent embedding batch once; it bounds memory for large sources.
         self._group_chunks = definition.embedding_batch_size * definition.embedding_concurrency
+        self._outage_calls = 0
+        self._outage: Exception | None = None  # set when the run stopped calling the provider
 
     async def run(self) -> None:
         store = self._resources.store
@@ -193,19 +212,17 @@ class IngestionPipeline:
 
     async def _embed_group(self, group: list[_Pending]) -> list[_Vectors]:
         embedder = self._resources.embedder
-        if embedder is None:
-            return [None] * len(group)
         texts = [chunk.content for pending in group for chunk in pending.chunks]
-        if not texts:
+        if embedder is None or not texts:
             return [None] * len(group)
-        calls = embedder.calls
+        if self._outage is not None:
+            return _each(group, embedder, self._outage)
         try:
-            matrix = await embedder.embed(texts)
-        except Exception:
-            self._tracker.add(embedding_calls=embedder.calls - calls)
-            # Isolate the failing document(s): embed each one on its own.
-            return [await self._embed_one(pending) for pending in group]
-        self._tracker.add(embedding_calls=embedder.calls - calls)
+            matrix = await self._embed(embedder, texts)
+        except Exception as exc:
+            if len(group) == 1:
+                return _each(group, embedder, exc)
+            return await self._isolate(group, embedder)
         out: list[_Vectors] = []
         offset = 0
         for pending in group:
@@ -213,18 +230,40 @@ class IngestionPipeline:
             offset += len(pending.chunks)
         return out
 
-    async def _embed_one(self, pending: _Pending) -> FloatMatrix | Exception:
-        embedder = self._resources.embedder
-        assert embedder is not None
-        if not pending.chunks:
-            return _empty(embedder.client.dimensions)
+    async def _isolate(self, group: list[_Pending], embedder: EmbeddingBatcher) -> list[_Vectors]:
+        """Embed each document on its own to find the failing ones, until the provider is declared down."""
+        out: list[_Vectors] = []
+        for pending in group:
+            if not pending.chunks:
+                out.append(_empty(embedder.client.dimensions))
+            elif self._outage is not None:
+                out.append(self._outage)
+            else:
+                try:
+                    out.append(await self._embed(embedder, [chunk.content for chunk in pending.chunks]))
+                except Exception as exc:
+                    out.append(exc)
+        return out
+
+    async def _embed(self, embedder: EmbeddingBatcher, texts: list[str]) -> FloatMatrix:
+        """One provider call, counted. Two provider-wide failures in a row (a timeout, an unavailable
+        provider) declare the provider down for the rest of the run; any other outcome resets the count."""
         calls = embedder.calls
         try:
-            return await embedder.embed([chunk.content for chunk in pending.chunks])
-        except Exception as exc:
-            return exc
+            matrix = await embedder.embed(texts)
+        except _PROVIDER_WIDE as exc:
+            self._outage_calls += 1
+            if self._outage_calls >= _OUTAGE_CALLS and self._outage is None:
+                self._outage = exc
+                log.warning("ingestion.embedding_stopped", index=self._name, error=type(exc).__name__)
+            raise
+        except Exception:
+            self._outage_calls = 0
+            raise
         finally:
             self._tracker.add(embedding_calls=embedder.calls - calls)
+        self._outage_calls = 0
+        return matrix
 
     async def _write(self, pending: _Pending, vectors: FloatMatrix | None) -> None:
         document = pending.document
@@ -255,6 +294,11 @@ class IngestionPipeline:
             error=error,
         )
         self._tracker.fail(document.document_id, code)
+
+
+def _each(group: Sequence[_Pending], embedder: EmbeddingBatcher, failure: Exception) -> list[_Vectors]:
+    """The group's failure for every document that has chunks; a document without chunks needs no vectors."""
+    return [failure if pending.chunks else _empty(embedder.client.dimensions) for pending in group]
 
 
 def _empty(dims: int) -> FloatMatrix:

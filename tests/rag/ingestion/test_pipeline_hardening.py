@@ -1,14 +1,17 @@
-"""Ingestion keeps the event loop free and fails one document at a time."""
+"""Ingestion keeps the event loop free, fails one document at a time, and bounds what a hanging
+embedding provider costs a run or a query."""
 
 from __future__ import annotations
 
 import asyncio
 import random
 import string
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+import pytest
 from structlog.testing import capture_logs
 
 from runiq.hosting import Host
@@ -16,19 +19,64 @@ from runiq.rag import (
     EmbeddingInputKind,
     HashingEmbedder,
     InMemoryVectorStore,
+    ProviderTimeoutError,
     RagChunk,
     RagDocument,
     RagIngestionManager,
     RagIngestionState,
+    RagQuery,
+    RagRetriever,
+    RetrievalError,
+    RetrievalErrorCode,
     StoredDocument,
 )
 from runiq.rag.embeddings.base import FloatMatrix
 from runiq.rag.ingestion.pipeline import safe_id
+from runiq.rag.runtime import IndexRuntime
 
 S = RagIngestionState
 DIMS = 16
+TIMEOUT = 0.25
 # semantic-text-splitter 0.33 panics on this Markdown with 20-character chunks and 10 of overlap.
 PANICKING_MARKDOWN = "         。 \n\n\n\t#👩\u200d💻éa"
+
+
+class HangingEmbedder(HashingEmbedder):
+    """Never answers calls whose texts contain ``hang_on`` (every call when None); fails fast on ``fail_on``."""
+
+    def __init__(self, *, hang_on: str | None = None, fail_on: str | None = None, queries_only: bool = False) -> None:
+        super().__init__(DIMS)
+        self.hang_on = hang_on
+        self.fail_on = fail_on
+        self.queries_only = queries_only
+        self.calls = 0
+
+    async def embed(self, texts: Sequence[str], kind: EmbeddingInputKind) -> FloatMatrix:
+        self.calls += 1
+        if self.fail_on is not None and any(self.fail_on in text for text in texts):
+            raise RuntimeError("provider echoed input: " + " | ".join(texts))
+        hangs = self.hang_on is None or any(self.hang_on in text for text in texts)
+        if hangs and (kind is EmbeddingInputKind.QUERY or not self.queries_only):
+            await asyncio.Event().wait()
+        return self.embed_sync(texts)
+
+
+def _index(source: Any, embedder: str = "hanging", **batching: Any) -> Callable[[Any], object]:
+    def configure(index: Any) -> object:
+        index.add_source(source).use_embedding(embedder).use_in_memory_vector_store()
+        return index.configure_embedding_batching(**{"timeout_seconds": TIMEOUT, **batching})
+
+    return configure
+
+
+async def _timed_run(host: Host) -> tuple[Any, float]:
+    started = time.perf_counter()
+    operation = await asyncio.wait_for(host.services.get(RagIngestionManager).run("docs"), 60)
+    return operation, time.perf_counter() - started
+
+
+def _forty(source: Any) -> None:
+    source.set(**{f"doc-{n:02d}": f"Document number {n} about remote work." for n in range(40)})
 
 
 # -- nothing CPU-heavy on the loop -------------------------------------------------------------
@@ -124,3 +172,77 @@ async def test_bad_text_and_a_chunker_failure_fail_only_their_documents(
         assert failed == {safe_id("b-surrogate"): "invalid_text", safe_id("c-panic"): "chunking_failed"}
         assert sorted(await stored_chunks(memory_store, "docs", DIMS)) == ["a-good", "d-good"]
         assert "Broken" not in repr(logs)
+
+
+# -- timeouts --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "batching",
+    [pytest.param({}, id="one group of forty"), pytest.param({"batch_size": 4, "concurrency": 1}, id="ten groups")],
+)
+async def test_a_hanging_provider_fails_forty_documents_in_two_timeouts(
+    index_host: Callable[..., Host], source: Any, batching: dict[str, int]
+) -> None:
+    """The group's call and the first isolated document time out; two provider timeouts in a row stop the
+    run calling it, so the other documents fail at once (one timeout per document before: 20.8 s for 40
+    documents at 0.5 s)."""
+    _forty(source)
+    hanging = HangingEmbedder()
+    async with index_host(_index(source, **batching), embeddings={"hanging": hanging}) as host:
+        with capture_logs() as logs:
+            operation, elapsed = await _timed_run(host)
+    assert operation.state is S.FAILED and operation.progress.failed_documents == 40
+    assert operation.last_failure is not None and operation.last_failure.code == "embedding_failed"
+    assert hanging.calls == 2 and operation.progress.embedding_calls == 2
+    assert [e["error"] for e in logs if e["event"] == "ingestion.embedding_stopped"] == ["ProviderTimeoutError"]
+    assert elapsed < 8 * TIMEOUT
+
+
+async def test_a_document_that_times_out_alone_does_not_fail_the_documents_after_it(
+    index_host: Callable[..., Host], source: Any
+) -> None:
+    """Isolation goes on past one slow document (a success resets the count), so only the failing
+    documents fail; the run costs that one timeout, not one per document."""
+    source.set(a="Alpha is fine.", b="BROKEN input.", c="SLOW input.", d="Delta is fine.", e="Echo is fine.")
+    hanging = HangingEmbedder(hang_on="SLOW", fail_on="BROKEN")
+    async with index_host(_index(source), embeddings={"hanging": hanging}) as host:
+        operation, elapsed = await _timed_run(host)
+    p = operation.progress
+    assert (p.added_documents, p.failed_documents) == (3, 2)
+    assert hanging.calls == 6  # the group (fails fast on b), then each document on its own
+    assert elapsed < 6 * TIMEOUT
+
+
+async def test_embedding_calls_time_out_after_60_seconds_by_default(
+    index_host: Callable[..., Host], source: Any
+) -> None:
+    """An index that never configures batching still bounds every provider call (it used to wait forever)."""
+    source.set(a="Remote work.")
+    async with index_host(
+        lambda index: index.add_source(source).use_embedding("hashing", dimensions=DIMS).use_in_memory_vector_store()
+    ) as host:
+        resources = await host.services.get(IndexRuntime).get("docs")
+        assert resources.embedder is not None and resources.embedder.timeout_seconds == 60.0
+
+
+async def test_a_query_with_a_hanging_embedder_fails_with_provider_timeout_within_the_timeout(
+    index_host: Callable[..., Host], source: Any
+) -> None:
+    """Query embedding uses the same per-call timeout: the retrieval fails with embedding_failed, caused
+    by ProviderTimeoutError, after about one timeout."""
+    source.set(a="Remote work is allowed.")
+    hanging = HangingEmbedder(queries_only=True)
+    async with index_host(_index(source), embeddings={"hanging": hanging}) as host:
+        await host.services.get(RagIngestionManager).run("docs")
+        started = time.perf_counter()
+        try:
+            await host.services.get(RagRetriever).retrieve(RagQuery(index_name="docs", text="remote work"))
+        except RetrievalError as error:
+            failure: RetrievalError | None = error
+        else:
+            failure = None
+        elapsed = time.perf_counter() - started
+    assert failure is not None and failure.code is RetrievalErrorCode.EMBEDDING_FAILED
+    assert isinstance(failure.__cause__, ProviderTimeoutError) and failure.cause_type == "ProviderTimeoutError"
+    assert elapsed < 6 * TIMEOUT
