@@ -71,16 +71,26 @@ class RagDocument:
         object.__setattr__(self, "metadata", freeze_metadata(self.metadata))
 
     def content_hash(self, configuration_fingerprint: str = "") -> str:
-        """SHA-256 over the content and the configuration that turns it into chunks and vectors."""
+        """SHA-256 over the content and the configuration that turns it into chunks and vectors.
+
+        Text that is not valid Unicode (a lone surrogate, as ``surrogateescape`` decoding or a JSON
+        ``\\ud800`` escape leaves behind) raises :class:`RagValidationError`: no embedding provider or
+        durable store accepts it, so the pipeline fails such a document with ``invalid_text``.
+        """
         digest = hashlib.sha256()
-        digest.update(configuration_fingerprint.encode("utf-8"))
-        digest.update(b"\x1f")
-        digest.update(self.content_type.encode("utf-8"))
-        digest.update(b"\x1f")
-        digest.update(self.content.encode("utf-8"))
-        for key in sorted(self.metadata):
-            digest.update(f"\x1e{key}\x1f{self.metadata[key]!r}".encode())
-        return digest.hexdigest()
+        try:
+            digest.update(configuration_fingerprint.encode("utf-8"))
+            digest.update(b"\x1f")
+            digest.update(self.content_type.encode("utf-8"))
+            digest.update(b"\x1f")
+            digest.update(self.content.encode("utf-8"))
+            for key in sorted(self.metadata):
+                digest.update(f"\x1e{key}\x1f{self.metadata[key]!r}".encode())
+        except UnicodeEncodeError:
+            pass  # raised below, outside the handler: the error's text quotes the offending character
+        else:
+            return digest.hexdigest()
+        raise RagValidationError("Document text must be valid Unicode; it contains a lone surrogate.")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -92,3 +92,20 @@ def test_content_hash_ignores_metadata_insertion_order() -> None:
     first = RagDocument(document_id="d", content="t", metadata={"a": 1, "b": 2})
     second = RagDocument(document_id="d", content="t", metadata={"b": 2, "a": 1})
     assert first.content_hash() == second.content_hash()
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        pytest.param(RagDocument(document_id="d", content="secret \udc80 text"), id="content"),
+        pytest.param(RagDocument(document_id="d", content="t", content_type="text/\ud800x"), id="content type"),
+        pytest.param(RagDocument(document_id="d", content="t", metadata={"k\udcff": "secret"}), id="metadata key"),
+    ],
+)
+def test_content_hash_of_invalid_unicode_is_a_content_free_validation_error(document: RagDocument) -> None:
+    """A lone surrogate cannot be hashed (nor stored or embedded): RagValidationError with a fixed message and
+    no chained UnicodeEncodeError that would quote the character."""
+    with pytest.raises(RagValidationError, match="lone surrogate") as raised:
+        document.content_hash("cfg")
+    assert raised.value.__cause__ is None and raised.value.__context__ is None
+    assert "secret" not in repr(raised.value)

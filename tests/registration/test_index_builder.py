@@ -323,6 +323,24 @@ def test_invalid_embedding_batching_is_rejected(rag: RagBuilder, batch_size: int
         rag.add_index("docs", lambda i: _base(i).configure_embedding_batching(batch_size, concurrency))
 
 
+@pytest.mark.parametrize("timeout", [0, -1.0, float("nan"), float("inf"), 3600.5, True, None, "5"])
+def test_invalid_embedding_timeout_is_rejected(rag: RagBuilder, timeout: Any) -> None:
+    """The per-call timeout is finite seconds in (0, 3600]; None (no timeout) is no longer accepted."""
+    with pytest.raises(RagConfigurationError, match="timeout_seconds"):
+        rag.add_index("docs", lambda i: _base(i).configure_embedding_batching(timeout_seconds=timeout))
+
+
+def test_embedding_calls_get_a_timeout_by_default(rag: RagBuilder) -> None:
+    """Without configure_embedding_batching every provider call is bounded by 60 s; a configured value is kept."""
+    default = _index(rag, lambda i: _base(i).use_embedding(HashingEmbedding()))
+    assert (default.embedding_batch_size, default.embedding_concurrency) == (64, 2)
+    assert default.embedding_timeout_seconds == 60.0
+    fast = _index(
+        rag, lambda i: _base(i).use_embedding("hashing").configure_embedding_batching(8, timeout_seconds=2), "fast"
+    )
+    assert (fast.embedding_batch_size, fast.embedding_concurrency, fast.embedding_timeout_seconds) == (8, 2, 2.0)
+
+
 def test_unknown_metric_and_mode_are_rejected(rag: RagBuilder) -> None:
     """An unknown distance metric or retrieval mode is a configuration error."""
     with pytest.raises(RagConfigurationError, match="unknown distance metric"):

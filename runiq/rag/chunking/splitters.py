@@ -3,19 +3,27 @@
 We use that library (a small Rust-backed package with no Python dependencies) rather than a
 hand-written window: it splits at the largest semantic unit that fits (paragraphs, sentences, words,
 graphemes; for Markdown, sections and blocks), supports overlap, and reports character offsets, which
-we need for exact ``start``/``end`` values and stable identities.
+we need for exact ``start``/``end`` values and stable identities. Its cost grows faster than the
+input, so it is called on bounded windows of the document (:mod:`runiq.rag.chunking.windows`).
+
+A document the splitter cannot take (text with a lone surrogate, or an input that makes the Rust
+library panic) fails with a content-free :class:`RagValidationError`.
 """
 
 from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Callable
 from typing import Any
 
 from semantic_text_splitter import MarkdownSplitter, TextSplitter
 
 from runiq.rag.chunking.base import ChunkingOptions
+from runiq.rag.chunking.blocks import MarkdownRestarts
+from runiq.rag.chunking.windows import Span, split_in_windows
 from runiq.rag.documents import RagChunk, RagDocument, chunk_id_for
+from runiq.rag.errors import RagValidationError
 
 __all__ = ["MarkdownChunker", "TextChunker"]
 
@@ -30,7 +38,7 @@ class _SplitterChunker:
     def chunk(self, document: RagDocument) -> list[RagChunk]:
         if not document.content.strip():
             return []
-        pieces = self._splitter.chunk_indices(document.content)
+        pieces = self._split(document.content)
         chunks: list[RagChunk] = []
         for ordinal, (start, text) in enumerate(pieces):
             metadata = dict(document.metadata)
@@ -47,6 +55,25 @@ class _SplitterChunker:
                 )
             )
         return chunks
+
+    def _split(self, content: str) -> list[Span]:
+        # Errors are raised outside the except blocks: a UnicodeEncodeError quotes the text it could
+        # not encode, and neither it nor a Rust panic may stay reachable as __context__.
+        message = "The document text could not be split into chunks."
+        try:
+            return split_in_windows(
+                self._splitter, content, self._options.max_characters, restart_at=self._restarts(content)
+            )
+        except UnicodeError:  # a lone surrogate
+            message = "The document text is not valid Unicode."
+        except BaseException as exc:
+            # A panic in the Rust splitter is a pyo3 PanicException, which is not an Exception.
+            if type(exc).__module__ != "pyo3_runtime":
+                raise
+        raise RagValidationError(message)
+
+    def _restarts(self, content: str) -> Callable[[int], bool] | None:
+        return None
 
     def _extra_metadata(self, document: RagDocument, start: int) -> dict[str, str]:
         return {}
@@ -65,6 +92,9 @@ class MarkdownChunker(_SplitterChunker):
     def __init__(self, options: ChunkingOptions) -> None:
         super().__init__(options, MarkdownSplitter(options.max_characters, overlap=options.overlap))
         self._cache: tuple[str, list[int], list[str]] | None = None
+
+    def _restarts(self, content: str) -> Callable[[int], bool] | None:
+        return MarkdownRestarts(content)
 
     def _extra_metadata(self, document: RagDocument, start: int) -> dict[str, str]:
         positions, paths = self._section_index(document.content)

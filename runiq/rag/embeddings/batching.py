@@ -3,19 +3,51 @@
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Sequence
 
 import numpy as np
 
+from runiq.errors import first_leaf
 from runiq.rag.embeddings.base import EmbeddingClient, EmbeddingInputKind, FloatMatrix, FloatVector
 from runiq.rag.errors import ProviderResponseError, ProviderTimeoutError, RagConfigurationError
 
-__all__ = ["EmbeddingBatcher"]
+__all__ = [
+    "DEFAULT_EMBEDDING_BATCH_SIZE",
+    "DEFAULT_EMBEDDING_CONCURRENCY",
+    "DEFAULT_EMBEDDING_TIMEOUT_SECONDS",
+    "MAX_EMBEDDING_TIMEOUT_SECONDS",
+    "EmbeddingBatcher",
+    "embedding_timeout",
+]
+
+DEFAULT_EMBEDDING_BATCH_SIZE = 64
+DEFAULT_EMBEDDING_CONCURRENCY = 2
+# Every provider call is bounded: a hanging provider must not hang ingestion or a query. A minute
+# covers a remote API with a retry or two and a local model encoding a full batch on a CPU.
+DEFAULT_EMBEDDING_TIMEOUT_SECONDS = 60.0
+MAX_EMBEDDING_TIMEOUT_SECONDS = 3600.0
+
+
+def embedding_timeout(value: object) -> float:
+    """The one rule for an embedding call's timeout: finite seconds, above 0 and at most an hour."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or not 0 < value <= MAX_EMBEDDING_TIMEOUT_SECONDS
+    ):
+        raise RagConfigurationError(
+            f"Embedding timeout_seconds must be greater than 0 and at most {MAX_EMBEDDING_TIMEOUT_SECONDS:g}."
+        )
+    return float(value)
 
 
 class EmbeddingBatcher:
     """Sends ``batch_size`` texts per call, at most ``concurrency`` calls at once, and checks each answer.
 
+    Each call gets ``timeout_seconds`` (60 s unless configured) and then fails with
+    :class:`ProviderTimeoutError`; the time a call waits for a concurrency slot does not count.
     A provider that returns the wrong number of rows, the wrong dimension or non-finite values fails
     with :class:`ProviderResponseError` instead of silently corrupting the index.
     """
@@ -25,9 +57,9 @@ class EmbeddingBatcher:
         client: EmbeddingClient,
         *,
         provider: str,
-        batch_size: int = 64,
-        concurrency: int = 2,
-        timeout_seconds: float | None = None,
+        batch_size: int = DEFAULT_EMBEDDING_BATCH_SIZE,
+        concurrency: int = DEFAULT_EMBEDDING_CONCURRENCY,
+        timeout_seconds: float = DEFAULT_EMBEDDING_TIMEOUT_SECONDS,
     ) -> None:
         if batch_size <= 0:
             raise RagConfigurationError("Embedding batch_size must be greater than zero.")
@@ -37,12 +69,16 @@ class EmbeddingBatcher:
         self._provider = provider
         self._batch_size = batch_size
         self._semaphore = asyncio.Semaphore(concurrency)
-        self._timeout = timeout_seconds
+        self._timeout = embedding_timeout(timeout_seconds)
         self.calls = 0  # provider calls made, for ingestion progress and benchmarks
 
     @property
     def client(self) -> EmbeddingClient:
         return self._client
+
+    @property
+    def timeout_seconds(self) -> float:
+        return self._timeout
 
     async def embed(self, texts: Sequence[str], kind: EmbeddingInputKind = EmbeddingInputKind.DOCUMENT) -> FloatMatrix:
         dims = self._client.dimensions
@@ -51,15 +87,16 @@ class EmbeddingBatcher:
         batches = [texts[i : i + self._batch_size] for i in range(0, len(texts), self._batch_size)]
         if len(batches) == 1:
             return await self._one(batches[0], kind, dims)
+        failed: BaseException | None = None
         try:
             async with asyncio.TaskGroup() as group:
                 tasks = [group.create_task(self._one(batch, kind, dims)) for batch in batches]
         except ExceptionGroup as failures:
-            # One failed batch fails the call; surface the provider's own error type, not a group.
-            first: BaseException = failures
-            while isinstance(first, BaseExceptionGroup):
-                first = first.exceptions[0]
-            raise first from None
+            failed = first_leaf(failures)
+        if failed is not None:
+            # One failed batch fails the call with its own error type, raised outside the handler so the
+            # group (the other batches' raw exceptions) is not chained to it as __context__.
+            raise failed
         stacked: FloatMatrix = np.ascontiguousarray(np.vstack([task.result() for task in tasks]), dtype=np.float32)
         return stacked
 
@@ -71,13 +108,16 @@ class EmbeddingBatcher:
     async def _one(self, batch: Sequence[str], kind: EmbeddingInputKind, dims: int) -> FloatMatrix:
         async with self._semaphore:
             self.calls += 1
+            timed_out = False
             try:
                 async with asyncio.timeout(self._timeout):
                     result = await self._client.embed(batch, kind)
-            except TimeoutError as exc:
-                if isinstance(exc, ProviderTimeoutError):
-                    raise
-                raise ProviderTimeoutError(self._provider, self._timeout) from None
+            except ProviderTimeoutError:
+                raise
+            except TimeoutError:
+                timed_out = True  # raised below, outside the handler: nothing of the provider's is chained
+        if timed_out:
+            raise ProviderTimeoutError(self._provider, self._timeout)
         matrix = np.asarray(result, dtype=np.float32)
         if matrix.ndim != 2 or matrix.shape[0] != len(batch):
             raise ProviderResponseError(

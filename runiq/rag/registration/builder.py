@@ -14,6 +14,12 @@ from typing import Any, Protocol, Self, runtime_checkable
 from runiq.plugins.registry import ProviderKind, ProviderRegistry
 from runiq.rag.chunking.base import ChunkingOptions
 from runiq.rag.documents import RagDocument
+from runiq.rag.embeddings.batching import (
+    DEFAULT_EMBEDDING_BATCH_SIZE,
+    DEFAULT_EMBEDDING_CONCURRENCY,
+    DEFAULT_EMBEDDING_TIMEOUT_SECONDS,
+    embedding_timeout,
+)
 from runiq.rag.errors import RagConfigurationError
 from runiq.rag.ingestion.strategies import IngestionBuilder, IngestionStrategy
 from runiq.rag.observability.events import ObservabilitySink
@@ -69,8 +75,7 @@ class IndexBuilder:
         self._chunking: ChunkingOptions | None = None
         self._ingestion: IngestionStrategy | None = None
         self._default_mode: RagRetrievalMode | None = None
-        self._batching: tuple[int, int] | None = None
-        self._embedding_timeout: float | None = None
+        self._batching: tuple[int, int, float] | None = None
 
     # -- sources -----------------------------------------------------------------------------
 
@@ -174,15 +179,17 @@ class IndexBuilder:
         return self
 
     def configure_embedding_batching(
-        self, batch_size: int = 64, concurrency: int = 2, *, timeout_seconds: float | None = None
+        self,
+        batch_size: int = DEFAULT_EMBEDDING_BATCH_SIZE,
+        concurrency: int = DEFAULT_EMBEDDING_CONCURRENCY,
+        *,
+        timeout_seconds: float = DEFAULT_EMBEDDING_TIMEOUT_SECONDS,
     ) -> Self:
-        """Texts per provider call, calls in flight, and a per-call timeout (``ProviderTimeoutError``)."""
+        """Texts per provider call, calls in flight, and each call's timeout (``ProviderTimeoutError``;
+        60 s by default, at most 3600), for ingestion and query embedding alike."""
         if batch_size <= 0 or concurrency <= 0:
             raise RagConfigurationError("Embedding batch_size and concurrency must be greater than zero.")
-        if timeout_seconds is not None and not timeout_seconds > 0:
-            raise RagConfigurationError("Embedding timeout_seconds must be greater than zero.")
-        self._batching = (batch_size, concurrency)
-        self._embedding_timeout = timeout_seconds
+        self._batching = (batch_size, concurrency, embedding_timeout(timeout_seconds))
         return self
 
     def configure_ingestion(self, configure: Callable[[IngestionBuilder], object]) -> Self:
@@ -214,7 +221,11 @@ class IndexBuilder:
                 f"RAG index '{self._name}' defaults to {mode.value} retrieval but has no embedding provider; "
                 "call use_embedding(...) or use_default_mode(RagRetrievalMode.LEXICAL)."
             )
-        batch_size, concurrency = self._batching or (64, 2)
+        batch_size, concurrency, timeout = self._batching or (
+            DEFAULT_EMBEDDING_BATCH_SIZE,
+            DEFAULT_EMBEDDING_CONCURRENCY,
+            DEFAULT_EMBEDDING_TIMEOUT_SECONDS,
+        )
         return IndexDefinition(
             name=self._name,
             sources=tuple(self._sources),
@@ -228,7 +239,7 @@ class IndexBuilder:
             default_mode=mode,
             embedding_batch_size=batch_size,
             embedding_concurrency=concurrency,
-            embedding_timeout_seconds=self._embedding_timeout,
+            embedding_timeout_seconds=timeout,
         )
 
 

@@ -11,6 +11,11 @@ from pydantic import BaseModel, SecretBytes, SecretStr
 
 from runiq.plugins.registry import ProviderKind
 from runiq.rag.chunking.base import ChunkingOptions
+from runiq.rag.embeddings.batching import (
+    DEFAULT_EMBEDDING_BATCH_SIZE,
+    DEFAULT_EMBEDDING_CONCURRENCY,
+    DEFAULT_EMBEDDING_TIMEOUT_SECONDS,
+)
 from runiq.rag.errors import IndexNotFoundError
 from runiq.rag.ingestion.strategies import IngestionStrategy
 from runiq.rag.retrieval.query import RagRetrievalMode
@@ -58,9 +63,9 @@ class IndexDefinition:
     chunking: ChunkingOptions = ChunkingOptions()
     ingestion: IngestionStrategy = IngestionStrategy()
     default_mode: RagRetrievalMode = RagRetrievalMode.SEMANTIC
-    embedding_batch_size: int = 64
-    embedding_concurrency: int = 2
-    embedding_timeout_seconds: float | None = None
+    embedding_batch_size: int = DEFAULT_EMBEDDING_BATCH_SIZE
+    embedding_concurrency: int = DEFAULT_EMBEDDING_CONCURRENCY
+    embedding_timeout_seconds: float = DEFAULT_EMBEDDING_TIMEOUT_SECONDS
 
 
 class IndexRegistry:

@@ -162,3 +162,33 @@ async def test_one_bad_batch_fails_the_whole_call() -> None:
     assert (await batcher.embed(["good"])).shape == (1, 4)
     with pytest.raises(ProviderResponseError):
         await batcher.embed(["good", "bad", "good"])
+
+
+class HangingClient(RecordingClient):
+    async def embed(self, texts: Sequence[str], kind: EmbeddingInputKind) -> FloatMatrix:
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+
+def test_every_call_has_a_60_second_timeout_by_default() -> None:
+    """A batcher built without a timeout still bounds each provider call (it used to wait forever)."""
+    assert EmbeddingBatcher(RecordingClient(), provider="rec").timeout_seconds == 60.0
+
+
+@pytest.mark.parametrize("timeout", [0, -1.0, float("nan"), float("inf"), 3601, True, None])
+def test_the_timeout_must_be_finite_positive_seconds(timeout: object) -> None:
+    """Zero, negative, non-finite, over an hour, a bool or None is a configuration error."""
+    with pytest.raises(RagConfigurationError, match="timeout_seconds"):
+        EmbeddingBatcher(RecordingClient(), provider="rec", timeout_seconds=timeout)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("kind", ["query", "documents"])
+async def test_a_hanging_client_fails_with_provider_timeout_within_the_timeout(kind: str) -> None:
+    """A call that never answers raises ProviderTimeoutError (naming provider and timeout) after the timeout."""
+    batcher = EmbeddingBatcher(HangingClient(), provider="hang", batch_size=2, timeout_seconds=0.1)
+    call = batcher.embed_query("remote work") if kind == "query" else batcher.embed(_texts(5))
+    started = asyncio.get_running_loop().time()
+    with pytest.raises(ProviderTimeoutError) as raised:
+        await call
+    assert asyncio.get_running_loop().time() - started < 1.0
+    assert (raised.value.provider, raised.value.timeout_seconds) == ("hang", 0.1)
