@@ -156,7 +156,7 @@ def test_a_validators_runiq_advice_is_kept_but_not_the_validation_error() -> Non
     registry = ProviderRegistry()
     registry.add_vector_store("dsn", _factory, options=DsnOptions)
     spec = registry.get(ProviderKind.VECTOR_STORE, "dsn")
-    with pytest.raises(RagConfigurationError, match="dsn.*PGPASSWORD") as caught:
+    with pytest.raises(RagConfigurationError, match=r"dsn.*PGPASSWORD") as caught:
         spec.validate_options({"dsn": f"postgresql://app:{SECRET}@db/rag"}, context="a test")
     assert caught.value.__context__ is None
     assert_content_free(caught.value, SECRET)
