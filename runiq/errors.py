@@ -35,7 +35,9 @@ handled as ``__context__``, and ``raise ... from None`` only hides it from trace
 exception can carry the query, chunk content, a file name or (in a request echoed back) the API
 key, so :func:`translated` and :func:`call_translated` raise the library's error after the
 ``except`` block has ended: it has no ``__context__``, and the provider's exception is released.
-:func:`chained` keeps a runiq error as ``__cause__`` only when nothing foreign is chained to it.
+:func:`replacing` is the usual ``translate``: one fixed error for the exception kinds a call is
+expected to raise. :func:`chained` keeps a runiq error as ``__cause__`` only when nothing foreign is
+chained to it.
 """
 
 from __future__ import annotations
@@ -71,6 +73,7 @@ __all__ = [
     "chained",
     "content_free",
     "first_leaf",
+    "replacing",
     "translated",
 ]
 
@@ -295,6 +298,15 @@ def call_translated(call: Callable[[], T], translate: Translate) -> T:
     except Exception as exc:
         error = translate(exc)
     raise error
+
+
+def replacing(kinds: type[Exception] | tuple[type[Exception], ...], error: BaseException) -> Translate:
+    """A ``translate`` for :func:`translated` and :func:`call_translated`: an exception of ``kinds``
+    becomes ``error`` (a fixed message, built before the call); any other passes through unchanged.
+
+    ``call_translated(lambda: Metric(value), replacing(ValueError, RagConfigurationError("...")))``
+    """
+    return lambda exc: error if isinstance(exc, kinds) else exc
 
 
 def content_free(error: BaseException) -> bool:

@@ -17,6 +17,7 @@ from runiq.errors import (
     chained,
     content_free,
     first_leaf,
+    replacing,
     translated,
 )
 
@@ -58,6 +59,21 @@ def test_call_translated_raises_the_replacement_with_nothing_chained() -> None:
         call_translated(fail, _provider_failed)
     assert caught.value.__context__ is None
     assert call_translated(lambda: 42, _provider_failed) == 42
+
+
+def test_replacing_translates_only_the_named_kinds() -> None:
+    """The named kinds become the fixed error, unchained; any other exception passes through as it was."""
+    translate = replacing((KeyError, ValueError), RagValidationError("unknown name"))
+
+    def missing() -> None:
+        raise KeyError(SECRET)
+
+    with pytest.raises(RagValidationError, match="unknown name") as caught:
+        call_translated(missing, translate)
+    assert caught.value.__context__ is None
+    other = TypeError(SECRET)
+    assert translate(other) is other
+    assert isinstance(translate(ValueError(SECRET)), RagValidationError)
 
 
 async def test_translate_may_let_an_error_through_unchanged() -> None:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 import pluggy
 
-from runiq.errors import RagConfigurationError
+from runiq.errors import RagConfigurationError, call_translated
 from runiq.plugins import hookspecs
 from runiq.plugins.registry import ProviderRegistry
 
@@ -27,14 +28,16 @@ def _load_entry_points(manager: pluggy.PluginManager) -> None:
         for ep in dist.entry_points:
             if ep.group != hookspecs.PROJECT_NAME or manager.get_plugin(ep.name) or manager.is_blocked(ep.name):
                 continue
-            try:
-                plugin = ep.load()
-            except Exception as exc:
-                raise RagConfigurationError(
-                    f"runiq plugin '{ep.name}' from distribution '{dist.metadata['Name']}' could not be loaded "
-                    f"({type(exc).__name__}); fix or uninstall it, or block it with RUNIQ_DISABLED_PLUGINS."
-                ) from None
+            # Raised outside ``except``: an import error can quote a path or a value read at import time.
+            plugin = call_translated(ep.load, functools.partial(_unloadable, ep.name, dist.metadata["Name"]))
             manager.register(plugin, name=ep.name)
+
+
+def _unloadable(entry_point: str, distribution: str, exc: Exception) -> RagConfigurationError:
+    return RagConfigurationError(
+        f"runiq plugin '{entry_point}' from distribution '{distribution}' could not be loaded "
+        f"({type(exc).__name__}); fix or uninstall it, or block it with RUNIQ_DISABLED_PLUGINS."
+    )
 
 
 class PluginHost:

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from runiq.errors import ProviderNotFoundError, RagConfigurationError, RagError
+from runiq.errors import ProviderNotFoundError, RagConfigurationError, RagError, call_translated
 
 __all__ = ["KNOWN_DISTRIBUTIONS", "EmptyOptions", "ProviderFactory", "ProviderKind", "ProviderRegistry", "ProviderSpec"]
 
@@ -50,17 +50,25 @@ class ProviderSpec:
     remote: bool = False  # rerankers: content leaves the host (needs the host's approval)
 
     def validate_options(self, options: Mapping[str, Any], *, context: str) -> BaseModel:
-        """Validate options at registration; messages name fields, never the values (they may be secrets)."""
-        try:
-            return self.options_model.model_validate(dict(options))
-        except ValidationError as exc:
-            fields = sorted({".".join(str(p) for p in err["loc"]) or "options" for err in exc.errors()})
-            # A runiq error raised by a validator is content-free by contract, so its advice is kept.
-            advice = [str(e) for err in exc.errors() if isinstance(e := err.get("ctx", {}).get("error"), RagError)]
-            raise RagConfigurationError(
-                f"Invalid options for {self.kind.value} provider '{self.name}' in {context}: {', '.join(fields)}."
-                + "".join(f" {text}" for text in advice)
-            ) from None
+        """Validate options at registration; messages name fields, never the values (they may be secrets).
+
+        The error is raised outside ``except`` (:func:`~runiq.errors.call_translated`): pydantic's
+        ``ValidationError`` keeps every value, a DSN or an API key, as input.
+        """
+        return call_translated(
+            lambda: self.options_model.model_validate(dict(options)), lambda exc: self._invalid(exc, context)
+        )
+
+    def _invalid(self, exc: Exception, context: str) -> Exception:
+        if not isinstance(exc, ValidationError):
+            return exc
+        fields = sorted({".".join(str(p) for p in err["loc"]) or "options" for err in exc.errors()})
+        # A runiq error raised by a validator is content-free by contract, so its advice is kept.
+        advice = [str(e) for err in exc.errors() if isinstance(e := err.get("ctx", {}).get("error"), RagError)]
+        return RagConfigurationError(
+            f"Invalid options for {self.kind.value} provider '{self.name}' in {context}: {', '.join(fields)}."
+            + "".join(f" {text}" for text in advice)
+        )
 
 
 class ProviderRegistry:

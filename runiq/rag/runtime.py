@@ -15,6 +15,7 @@ from typing import Any
 
 import structlog
 
+from runiq.errors import translated
 from runiq.plugins.registry import ProviderKind, ProviderRegistry
 from runiq.rag.embeddings.base import EmbeddingClient
 from runiq.rag.embeddings.batching import EmbeddingBatcher
@@ -113,21 +114,10 @@ class IndexRuntime:
         key = reference.instance_key
         if key not in self._instances:
             spec = self._providers.get(reference.kind, reference.name)
-            try:
-                self._instances[key] = await self._stack.enter_async_context(spec.factory(reference.options))
-            except RagError:
-                raise
-            except Exception as exc:
-                # A factory's own text may carry a DSN or key; keep only the type.
-                log.warning(
-                    "runtime.provider_open_failed",
-                    kind=reference.kind.value,
-                    provider=reference.name,
-                    error=type(exc).__name__,
-                )
-                if reference.kind is ProviderKind.VECTOR_STORE:
-                    raise VectorStoreUnavailableError(reference.name) from None
-                raise ProviderUnavailableError(reference.name, "the provider could not be opened") from None
+            self._instances[key] = await translated(
+                lambda: self._stack.enter_async_context(spec.factory(reference.options)),
+                lambda exc: _open_failed(reference, exc),
+            )
         return self._instances[key]
 
     async def aclose(self) -> None:
@@ -136,3 +126,16 @@ class IndexRuntime:
             self._resources.clear()
             self._instances.clear()
             await self._stack.aclose()
+
+
+def _open_failed(reference: ProviderReference, exc: Exception) -> Exception:
+    """A factory's own text may carry a DSN or key: log only its type, and raise a fixed error
+    outside ``except`` (:func:`~runiq.errors.translated`) so the factory's exception is not kept."""
+    if isinstance(exc, RagError):
+        return exc
+    log.warning(
+        "runtime.provider_open_failed", kind=reference.kind.value, provider=reference.name, error=type(exc).__name__
+    )
+    if reference.kind is ProviderKind.VECTOR_STORE:
+        return VectorStoreUnavailableError(reference.name)
+    return ProviderUnavailableError(reference.name, "the provider could not be opened")

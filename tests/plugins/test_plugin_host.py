@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import types
 from collections.abc import Callable
+from pathlib import Path
 
 import pluggy
 import pytest
 
+from runiq.errors import RagConfigurationError
 from runiq.hosting import HostBuilder
 from runiq.plugins import PluginHost, ProviderKind, ProviderRegistry, hookimpl, hookspecs
+from runiq.rag.testing.chains import assert_content_free
 from runiq.settings import RuniqSettings
 
 PluginFactory = Callable[..., types.ModuleType]
@@ -122,6 +126,25 @@ def test_hook_runiq_register_providers_errors_propagate(make_plugin: PluginFacto
         HostBuilder(
             load_entry_points=False, plugins=[make_plugin("buggy", runiq_register_providers=runiq_register_providers)]
         )
+
+
+def test_a_plugin_that_fails_to_import_is_named_with_nothing_of_its_exception_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The plugin's import error (here quoting a DSN read at import time) is replaced by a
+    configuration error naming the entry point and the exception's class, raised outside ``except``."""
+    secret = "postgresql://app:CANARY-plugin-password@db/rag"
+    (tmp_path / "runiq_broken_plugin.py").write_text(f"raise RuntimeError({secret!r})\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    entry_point = importlib.metadata.EntryPoint(name="broken", value="runiq_broken_plugin", group="runiq")
+    distribution = types.SimpleNamespace(entry_points=[entry_point], metadata={"Name": "runiq-broken"})
+    monkeypatch.setattr(importlib.metadata, "distributions", lambda: [distribution])
+    with pytest.raises(
+        RagConfigurationError, match=r"'broken' from distribution 'runiq-broken'.*RuntimeError"
+    ) as caught:
+        PluginHost.create(load_entry_points=True)
+    assert caught.value.__context__ is None
+    assert_content_free(caught.value, "CANARY-plugin-password")
 
 
 def test_hookimpl_is_reexported_from_runiq_rag() -> None:

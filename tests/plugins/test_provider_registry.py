@@ -7,11 +7,12 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 import pytest
-from pydantic import BaseModel, ConfigDict, SecretStr
+from pydantic import BaseModel, ConfigDict, SecretStr, field_validator
 
 from runiq.errors import ProviderNotFoundError, RagConfigurationError
 from runiq.hosting import HostBuilder
 from runiq.plugins import EmptyOptions, ProviderKind, ProviderRegistry
+from runiq.rag.testing.chains import assert_content_free
 
 PluginFactory = Callable[..., types.ModuleType]
 SECRET = "sk-live-CANARY-0123456789abcdef"
@@ -131,8 +132,34 @@ def test_option_errors_name_fields_never_values() -> None:
     assert "timeout_seconds" in text
     assert "tenant" in text
     assert SECRET not in text
-    assert caught.value.__cause__ is None
-    assert caught.value.__suppress_context__
+    # Raised outside ``except``: pydantic's ValidationError keeps every value as input.
+    assert caught.value.__cause__ is None and caught.value.__context__ is None
+    assert_content_free(caught.value, SECRET)
+
+
+class DsnOptions(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    dsn: str
+
+    @field_validator("dsn")
+    @classmethod
+    def _no_password(cls, value: str) -> str:
+        if ":" in value.partition("@")[0].partition("//")[2]:
+            raise RagConfigurationError("Put the password in PGPASSWORD, not in the DSN.")
+        return value
+
+
+def test_a_validators_runiq_advice_is_kept_but_not_the_validation_error() -> None:
+    """A RagError raised by a validator is content-free by contract: its text is kept; the
+    ValidationError around it, which holds the DSN with its password as input, is not reachable."""
+    registry = ProviderRegistry()
+    registry.add_vector_store("dsn", _factory, options=DsnOptions)
+    spec = registry.get(ProviderKind.VECTOR_STORE, "dsn")
+    with pytest.raises(RagConfigurationError, match=r"dsn.*PGPASSWORD") as caught:
+        spec.validate_options({"dsn": f"postgresql://app:{SECRET}@db/rag"}, context="a test")
+    assert caught.value.__context__ is None
+    assert_content_free(caught.value, SECRET)
 
 
 def test_valid_options_are_validated_into_the_model() -> None:

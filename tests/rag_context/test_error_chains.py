@@ -54,4 +54,5 @@ async def test_reranking_failures_keep_no_provider_exception(kit: Any, name: str
     error = caught.value
     assert error.code is code
     assert error.__cause__ is not None and error.__cause__.__context__ is None
+    assert error.__context__ is None  # raised outside ``except``: no internal signal chained either
     assert_content_free(error, CANARY)

@@ -21,6 +21,7 @@ from runiq.rag import (
     RagError,
     add_runiq_rag,
 )
+from runiq.rag.testing.chains import assert_content_free
 
 SECRET = "sk-live-CANARY-5f0e9d8c7b6a"
 # A directory whose name must never surface in an error message.
@@ -69,6 +70,10 @@ SCENARIOS: dict[str, Scenario] = {
         lambda i: _ok(i, root).configure_ingestion(
             lambda g: IngestionStrategy(kind=IngestionStrategyKind.MANUAL, schedule="0 2 * * *")
         ),
+    ),
+    "invalid-strategy-kind": lambda rag, root: rag.add_index(
+        "docs",
+        lambda i: _ok(i, root).configure_ingestion(lambda g: IngestionStrategy(kind=SECRET)),  # type: ignore[arg-type]
     ),
     "two-strategies": lambda rag, root: rag.add_index(
         "docs", lambda i: _ok(i, root).configure_ingestion(lambda g: g.manual().background_on_startup())
@@ -147,12 +152,15 @@ def test_every_registration_error_is_a_configuration_value_error(
 
 @pytest.mark.parametrize("scenario", sorted(SCENARIOS))
 def test_registration_errors_contain_no_paths_or_secrets(keyed_rag: RagBuilder, tmp_path: Path, scenario: str) -> None:
-    """str(), repr() and the formatted traceback of every registration error omit paths and secret values."""
+    """str(), repr() and the formatted traceback of every registration error omit paths and secret values,
+    and no foreign exception (a ValidationError holding the values, a ZoneInfo or enum error quoting
+    them) is reachable from it, not even as a suppressed ``__context__``."""
     error = _raise(scenario, keyed_rag, tmp_path)
     rendered = "\n".join([str(error), repr(error), *traceback.format_exception(error)])
     assert SECRET not in rendered
     assert PRIVATE not in rendered
     assert str(tmp_path) not in "\n".join([str(error), repr(error)])
+    assert_content_free(error, SECRET, PRIVATE)
 
 
 @pytest.mark.parametrize("scenario", sorted(SCENARIOS))

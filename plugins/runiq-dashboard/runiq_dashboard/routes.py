@@ -3,10 +3,12 @@ through :class:`~runiq.rag.RagIngestionManager` only (it is the conflict authori
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from fastapi import APIRouter, status
 
+from runiq.errors import translated
 from runiq.rag import (
     IndexDefinition,
     IndexNotFoundError,
@@ -26,6 +28,7 @@ from runiq_dashboard.dto import (
     RagOperationDto,
 )
 from runiq_dashboard.problems import (
+    Problem,
     ProblemError,
     active_operation_conflict,
     index_not_found,
@@ -34,6 +37,8 @@ from runiq_dashboard.problems import (
 )
 
 __all__ = ["rag_router"]
+
+Problems = Mapping[type[Exception], Callable[[], Problem]]
 
 
 def _problem(description: str) -> dict[str, Any]:
@@ -100,23 +105,29 @@ def rag_router(registry: IndexRegistry, manager: RagIngestionManager) -> APIRout
 
 
 async def _start(manager: RagIngestionManager, index_name: str) -> RagOperationDto:
-    try:
-        started = await manager.start(index_name, RagIngestionReason.MANUAL)
-    except IngestionConflictError:
-        active = manager.status(index_name).active_operation
-        raise ProblemError(active_operation_conflict(projection.operation(active) if active else None)) from None
-    except IndexNotFoundError:
-        raise ProblemError(index_not_found()) from None
-    except IngestionUnavailableError:  # the manager refuses new runs once the host is stopping
-        raise ProblemError(ingestion_unavailable()) from None
+    def problem(exc: Exception) -> Exception:
+        if isinstance(exc, IngestionConflictError):  # the manager is the conflict authority
+            active = manager.status(index_name).active_operation
+            return ProblemError(active_operation_conflict(projection.operation(active) if active else None))
+        # IngestionUnavailableError: the manager refuses new runs once the host is stopping.
+        return _problem_for(
+            exc, {IndexNotFoundError: index_not_found, IngestionUnavailableError: ingestion_unavailable}
+        )
+
+    started = await translated(lambda: manager.start(index_name, RagIngestionReason.MANUAL), problem)
     return projection.operation(started)
 
 
 async def _cancel(manager: RagIngestionManager, index_name: str) -> RagOperationDto:
-    try:
-        finished = await manager.cancel(index_name)
-    except NoActiveIngestionError:
-        raise ProblemError(no_active_operation()) from None
-    except IndexNotFoundError:
-        raise ProblemError(index_not_found()) from None
+    problems: Problems = {NoActiveIngestionError: no_active_operation, IndexNotFoundError: index_not_found}
+    finished = await translated(lambda: manager.cancel(index_name), lambda exc: _problem_for(exc, problems))
     return projection.operation(finished)
+
+
+def _problem_for(exc: Exception, problems: Problems) -> Exception:
+    """The manager's refusal as a ProblemError (raised outside ``except`` by ``translated``, so it
+    chains nothing); any other exception passes through unchanged."""
+    for kind, problem in problems.items():
+        if isinstance(exc, kind):
+            return ProblemError(problem())
+    return exc

@@ -19,6 +19,7 @@ import structlog
 import uvicorn
 from pydantic import ValidationError
 
+from runiq.errors import call_translated
 from runiq.hosting import Host, HostBuilder
 from runiq.logging import configure_logging
 from runiq.rag import RagConfigurationError, add_runiq_rag
@@ -164,10 +165,14 @@ async def serve_config(
 def _load_settings(path: Path) -> RuniqSettings:
     if not path.is_file():
         raise RagConfigurationError("The configuration file does not exist.")
-    try:
-        return RuniqSettings.load(path)
-    except ValidationError as exc:
+    # Raised outside ``except``: the ValidationError holds every value (a DSN, a key) as input.
+    return call_translated(lambda: RuniqSettings.load(path), _invalid_settings)
+
+
+def _invalid_settings(exc: Exception) -> Exception:
+    if isinstance(exc, ValidationError):
         fields = sorted({".".join(str(p) for p in error["loc"]) or "settings" for error in exc.errors()})
-        raise RagConfigurationError(f"Invalid configuration: {', '.join(fields)}.") from None
-    except ValueError:  # TOML syntax errors
-        raise RagConfigurationError("The configuration file is not valid TOML.") from None
+        return RagConfigurationError(f"Invalid configuration: {', '.join(fields)}.")
+    if isinstance(exc, ValueError) and not isinstance(exc, RagConfigurationError):  # TOML syntax errors
+        return RagConfigurationError("The configuration file is not valid TOML.")
+    return exc

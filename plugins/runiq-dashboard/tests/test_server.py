@@ -9,6 +9,7 @@ import pytest
 
 from runiq.rag import IndexRegistry, RagConfigurationError
 from runiq.rag.testing import CANARY
+from runiq.rag.testing.chains import assert_content_free
 from runiq_dashboard import DashboardServer, serve_config
 
 
@@ -48,7 +49,11 @@ async def test_serve_config_rejects_missing_and_invalid_files_without_values(tmp
         await serve_config(config)
     assert "metric" in str(raised.value)
     assert CANARY not in str(raised.value)
+    # Raised outside ``except``: the ValidationError holds every value (a DSN, a key) as input.
+    assert raised.value.__context__ is None
+    assert_content_free(raised.value, CANARY)
     config.write_text(f'[rag.indexes.handbook\nmetric = "{CANARY}', encoding="utf-8")
     with pytest.raises(RagConfigurationError) as raised:
         await serve_config(config)
     assert CANARY not in str(raised.value)
+    assert_content_free(raised.value, CANARY)

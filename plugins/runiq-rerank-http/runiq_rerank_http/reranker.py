@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
+from runiq.errors import first_leaf
 from runiq.rag import (
     RagAnswerability,
     RagRerankCandidateResult,
@@ -68,7 +69,7 @@ class HttpReranker:
             async with asyncio.TaskGroup() as group:
                 tasks = [group.create_task(self._score(query, documents[part])) for part in plan]
         except BaseExceptionGroup as failures:  # the first batch's content-free error stands for the call
-            failure = _first_leaf(failures)
+            failure = first_leaf(failures)
         if failure is not None:
             raise failure  # outside the handler: no __context__ to carry the group along
         return [relevance for task in tasks for relevance in task.result()]
@@ -78,8 +79,3 @@ class HttpReranker:
         async with self._semaphore:
             payload = await self._transport.post(body)
         return parse_relevances(payload, len(documents), self._options, PROVIDER_NAME)
-
-
-def _first_leaf(group: BaseExceptionGroup[BaseException]) -> BaseException:
-    first = group.exceptions[0]
-    return _first_leaf(first) if isinstance(first, BaseExceptionGroup) else first

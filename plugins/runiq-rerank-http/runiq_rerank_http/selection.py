@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import KW_ONLY, dataclass, fields
 
 from pydantic import ValidationError
+from runiq.errors import call_translated
 from runiq.rag import RagConfigurationError
 
 from runiq_rerank_http.backends import RerankBackend
@@ -73,8 +74,12 @@ class HttpReranking:
         return {name: value for name, value in values.items() if value is not None}
 
     def options(self) -> HttpRerankerOptions:
-        try:
-            return HttpRerankerOptions.model_validate(self.provider_options())
-        except ValidationError as exc:
-            names = sorted({".".join(str(p) for p in err["loc"]) or "options" for err in exc.errors()})
-            raise RagConfigurationError(f"Invalid HTTP reranker selection: {', '.join(names)}.") from None
+        # Raised outside ``except``: the ValidationError holds the values (a URL with credentials) as input.
+        return call_translated(lambda: HttpRerankerOptions.model_validate(self.provider_options()), _invalid_selection)
+
+
+def _invalid_selection(exc: Exception) -> Exception:
+    if not isinstance(exc, ValidationError):
+        return exc
+    names = sorted({".".join(str(p) for p in err["loc"]) or "options" for err in exc.errors()})
+    return RagConfigurationError(f"Invalid HTTP reranker selection: {', '.join(names)}.")

@@ -20,6 +20,7 @@ from runiq.rag import (
     index_reranker_resolver,
 )
 from runiq.rag.context import RagContextAssembler, RagContextOptions, RagRerankingOutcome, RerankingOptions
+from runiq.rag.testing.chains import assert_content_free
 
 import runiq_rerank_http.plugin
 from runiq_rerank_http import HttpRerankerOptions, HttpReranking, RerankBackend, ScoreMapping
@@ -90,6 +91,8 @@ def test_invalid_selections_fail_naming_the_option(kwargs, field) -> None:
         HttpReranking(**kwargs)
     assert field in str(caught.value)
     assert "pw@" not in str(caught.value)
+    assert caught.value.__context__ is None  # the ValidationError holds the values (a URL with credentials)
+    assert_content_free(caught.value, "pw@")
 
 
 def test_options_are_frozen() -> None:

@@ -39,6 +39,7 @@ import numpy as np
 import numpy.typing as npt
 import structlog
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from runiq.errors import call_translated
 from runiq.rag import (
     ProviderError,
     ProviderUnavailableError,
@@ -132,12 +133,15 @@ class CrossEncoderReranking:
         }
 
     def options(self) -> CrossEncoderOptions:
-        try:
-            return CrossEncoderOptions.model_validate(self.provider_options())
-        except ValidationError as exc:
-            names = sorted({".".join(str(p) for p in err["loc"]) or "options" for err in exc.errors()})
-            failure = f"Invalid sentence-transformers cross-encoder selection: {', '.join(names)}."
-        raise RagConfigurationError(failure)
+        # Raised outside ``except``: the ValidationError holds the values (a model path) as input.
+        return call_translated(lambda: CrossEncoderOptions.model_validate(self.provider_options()), _invalid_selection)
+
+
+def _invalid_selection(exc: Exception) -> Exception:
+    if not isinstance(exc, ValidationError):
+        return exc
+    names = sorted({".".join(str(p) for p in err["loc"]) or "options" for err in exc.errors()})
+    return RagConfigurationError(f"Invalid sentence-transformers cross-encoder selection: {', '.join(names)}.")
 
 
 def sigmoid(logits: npt.ArrayLike) -> npt.NDArray[np.float64]:

@@ -23,7 +23,7 @@ from typing import Protocol, runtime_checkable
 
 import structlog
 
-from runiq.errors import RagConfigurationError
+from runiq.errors import RagConfigurationError, chained, translated
 from runiq.rag.context.acceptance import AcceptanceResult, evaluate_acceptance
 from runiq.rag.context.budget import measure, select_within_budget
 from runiq.rag.context.options import GroundingOptions, RagContextOptions
@@ -177,16 +177,23 @@ class RagContextAssembler:
         index_name = retrieval.index_name
         hits = retrieval.hits
         acceptance = evaluate_acceptance(hits, options)
-        try:
-            step = await run_reranking(
+
+        def translate(exc: Exception) -> Exception:
+            # Raised outside ``except``: the error chains the content-free RerankerError, nothing else.
+            if isinstance(exc, RerankStepFailed):
+                return chained(self._failed(retrieval, acceptance, exc, started), exc.error)
+            return exc
+
+        step = await translated(
+            lambda: run_reranking(
                 query.text,
                 acceptance.accepted,
                 options.reranking,
                 lambda: self._resolve(index_name),
                 index_name=index_name,
-            )
-        except RerankStepFailed as failed:
-            raise self._failed(retrieval, acceptance, failed, started) from failed.error
+            ),
+            translate,
+        )
         return self._finish(retrieval, acceptance, step, options, started)
 
     def _failed(

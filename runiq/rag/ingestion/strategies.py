@@ -12,6 +12,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from croniter import croniter
 
+from runiq.errors import call_translated, replacing
 from runiq.rag.errors import RagConfigurationError
 
 __all__ = ["IngestionBuilder", "IngestionStrategy", "IngestionStrategyKind", "normalise_schedule"]
@@ -34,10 +35,10 @@ class IngestionStrategy:
     coordinate: bool = False  # scheduled only: one instance per index through the store's lease
 
     def __post_init__(self) -> None:
-        try:
-            object.__setattr__(self, "kind", IngestionStrategyKind(self.kind))
-        except ValueError:
-            raise RagConfigurationError("Unknown ingestion strategy kind.") from None
+        # Translated outside ``except``: the enum's ValueError quotes the value.
+        unknown = RagConfigurationError("Unknown ingestion strategy kind.")
+        kind = call_translated(lambda: IngestionStrategyKind(self.kind), replacing(ValueError, unknown))
+        object.__setattr__(self, "kind", kind)
         if self.kind is IngestionStrategyKind.SCHEDULED:
             if self.schedule is None:
                 raise RagConfigurationError("A scheduled ingestion strategy needs a five-field cron schedule.")
@@ -76,10 +77,9 @@ def _ranges_ascend(field: str) -> bool:
 
 
 def _check_time_zone(name: str) -> None:
-    try:
-        ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise RagConfigurationError("Unknown time zone for the ingestion schedule.") from None
+    # Translated outside ``except``: ZoneInfo's errors quote the name (a path, for a bad one).
+    unknown = RagConfigurationError("Unknown time zone for the ingestion schedule.")
+    call_translated(lambda: ZoneInfo(name), replacing((ZoneInfoNotFoundError, ValueError), unknown))
 
 
 class IngestionBuilder:

@@ -10,10 +10,12 @@ objects are not thread-safe, so each thread gets its own. Results are not memois
 from __future__ import annotations
 
 import functools
+import importlib
 import threading
 from collections.abc import Callable
 from typing import Any
 
+from runiq.errors import call_translated, replacing
 from runiq.rag.errors import RagConfigurationError
 
 __all__ = ["STEMMERS", "resolve_stemmer"]
@@ -23,13 +25,9 @@ STEMMERS = ("none", "english")
 
 class _SnowballStemmer:
     def __init__(self, language: str) -> None:
-        try:
-            import Stemmer  # PyStemmer
-        except ImportError:
-            raise RagConfigurationError(
-                f"The '{language}' stemmer needs PyStemmer: pip install 'runiq[stemming]'."
-            ) from None
-        self._module: Any = Stemmer
+        missing = RagConfigurationError(f"The '{language}' stemmer needs PyStemmer: pip install 'runiq[stemming]'.")
+        stemmer = call_translated(lambda: importlib.import_module("Stemmer"), replacing(ImportError, missing))
+        self._module: Any = stemmer  # PyStemmer
         self._language = language
         self._local = threading.local()
 

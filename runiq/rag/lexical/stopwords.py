@@ -44,9 +44,9 @@ def resolve_stopwords(selection: str | Iterable[str] | None) -> frozenset[str]:
     if selection is None:
         return frozenset()
     if isinstance(selection, str):
-        try:
-            return STOPWORD_SETS[selection.casefold()]
-        except KeyError:
+        words = STOPWORD_SETS.get(selection.casefold())  # no KeyError quoting the name to chain
+        if words is None:
             names = ", ".join(sorted(STOPWORD_SETS))
-            raise RagConfigurationError(f"Unknown stop word set; expected one of: {names}.") from None
+            raise RagConfigurationError(f"Unknown stop word set; expected one of: {names}.")
+        return words
     return frozenset(word.casefold() for word in selection)

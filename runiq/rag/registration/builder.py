@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Protocol, Self, runtime_checkable
 
+from runiq.errors import call_translated, replacing
 from runiq.plugins.registry import ProviderKind, ProviderRegistry
 from runiq.rag.chunking.base import ChunkingOptions
 from runiq.rag.documents import RagDocument
@@ -202,10 +203,9 @@ class IndexBuilder:
 
     def use_default_mode(self, mode: RagRetrievalMode | str) -> Self:
         """The mode used when a query omits ``mode`` (``SEMANTIC`` unless changed)."""
-        try:
-            self._default_mode = RagRetrievalMode(mode)
-        except ValueError:
-            raise RagConfigurationError(f"RAG index '{self._name}': unknown retrieval mode.") from None
+        # Translated outside ``except``: the enum's ValueError quotes the value.
+        unknown = RagConfigurationError(f"RAG index '{self._name}': unknown retrieval mode.")
+        self._default_mode = call_translated(lambda: RagRetrievalMode(mode), replacing(ValueError, unknown))
         return self
 
     def build(self) -> IndexDefinition:
@@ -244,10 +244,8 @@ class IndexBuilder:
 
 
 def _metric(value: DistanceMetric | str, index_name: str) -> DistanceMetric:
-    try:
-        return DistanceMetric(value)
-    except ValueError:
-        raise RagConfigurationError(f"RAG index '{index_name}': unknown distance metric.") from None
+    unknown = RagConfigurationError(f"RAG index '{index_name}': unknown distance metric.")
+    return call_translated(lambda: DistanceMetric(value), replacing(ValueError, unknown))
 
 
 class RagBuilder:

@@ -22,6 +22,7 @@ from collections.abc import AsyncIterator, Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from runiq.errors import call_translated, replacing
 from runiq.rag.documents import RagDocument
 from runiq.rag.errors import DocumentSourceError, RagConfigurationError, RagValidationError
 from runiq.rag.sources import confined
@@ -80,22 +81,17 @@ class DirectorySource:
     def _iterate(self) -> Generator[SourceItem, None, None]:
         if not confined.supported():
             raise DocumentSourceError("directory", "this platform cannot open files relative to a directory handle")
-        try:
-            root = ConfinedRoot(self.root)
-        except OSError:
-            reason = "the root directory does not exist, is not a directory or cannot be opened"
-            raise DocumentSourceError("directory", reason) from None
+        # Raised outside ``except`` (call_translated): an OSError can name the root or a path under it.
+        reason = "the root directory does not exist, is not a directory or cannot be opened"
+        unopenable = DocumentSourceError("directory", reason)
+        root = call_translated(lambda: ConfinedRoot(self.root), replacing(OSError, unopenable))
         with root:
             matches = re.compile(fnmatch.translate(self.pattern)).fullmatch
             found = iter_files(root, matches, recursive=self.recursive)
+            unlistable = replacing(OSError, DocumentSourceError("directory", "the root directory could not be listed"))
             delivered = 0
-            while True:
-                try:
-                    parts, code = next(found)
-                except StopIteration:
-                    return
-                except OSError:
-                    raise DocumentSourceError("directory", "the root directory could not be listed") from None
+            while (entry := call_translated(lambda: next(found, None), unlistable)) is not None:
+                parts, code = entry
                 item = self._item(root, parts, code, delivered)
                 if isinstance(item, RagDocument):
                     delivered += 1

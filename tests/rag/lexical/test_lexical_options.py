@@ -9,6 +9,7 @@ import pytest
 from runiq.errors import RagConfigurationError
 from runiq.rag.lexical import ENGLISH_STOPWORDS, LexicalOptions, resolve_stemmer, resolve_stopwords
 from runiq.rag.lexical.stemming import _SnowballStemmer
+from runiq.rag.testing.chains import assert_content_free
 
 
 def test_defaults_drop_english_stop_words_and_do_not_stem() -> None:
@@ -37,8 +38,11 @@ def test_unknown_names_are_rejected() -> None:
         LexicalOptions.model_validate({"stopwords": "klingon"})
     with pytest.raises(RagConfigurationError, match="Unknown stemmer"):
         resolve_stemmer("latin-ish")
-    with pytest.raises(RagConfigurationError, match="Unknown stop word set"):
-        resolve_stopwords("klingon")
+    canary = "canary-stopwords-7f3a9c"
+    with pytest.raises(RagConfigurationError, match="Unknown stop word set") as caught:
+        resolve_stopwords(canary)
+    assert caught.value.__context__ is None  # a KeyError would quote the name
+    assert_content_free(caught.value, canary)
     assert resolve_stopwords(["The", "A"]) == frozenset({"the", "a"})
     assert resolve_stopwords(None) == frozenset()
 
@@ -47,8 +51,10 @@ def test_a_missing_pystemmer_is_a_configuration_error_that_says_what_to_install(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setitem(sys.modules, "Stemmer", None)  # makes ``import Stemmer`` fail
-    with pytest.raises(RagConfigurationError, match=r"runiq\[stemming\]"):
+    with pytest.raises(RagConfigurationError, match=r"runiq\[stemming\]") as caught:
         _SnowballStemmer("english")
+    assert caught.value.__context__ is None
+    assert_content_free(caught.value)
 
 
 def test_the_in_memory_store_validates_its_analyzer_options_at_registration(monkeypatch: pytest.MonkeyPatch) -> None:

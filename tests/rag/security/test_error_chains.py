@@ -7,15 +7,18 @@ backends do. The walk is :func:`runiq.rag.testing.chains.assert_content_free`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
+from pydantic import BaseModel, ConfigDict, SecretStr
 
-from runiq.hosting import Host
+from runiq.hosting import Host, HostBuilder
 from runiq.rag import (
     EmbeddingInputKind,
     HashingEmbedding,
+    IndexBuilder,
     InMemoryVectorStore,
     LexicalQuery,
     ProviderUnavailableError,
@@ -27,6 +30,8 @@ from runiq.rag import (
     RetrievalError,
     RetrievalErrorCode,
     StoreHit,
+    VectorStoreUnavailableError,
+    add_runiq_rag,
 )
 from runiq.rag.embeddings.base import FloatMatrix
 from runiq.rag.testing import CANARY, FailingEmbedder
@@ -137,3 +142,43 @@ async def test_a_clean_runiq_error_stays_the_cause(make_host: Callable[..., Host
     assert isinstance(error.__cause__, ProviderUnavailableError)
     assert error.__context__ is None
     assert_content_free(error, *SECRETS)
+
+
+class DsnOptions(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    dsn: SecretStr
+
+
+@asynccontextmanager
+async def _unreachable(options: DsnOptions) -> AsyncIterator[object]:
+    """A provider factory failing as a driver does: the DSN, password included, in its message."""
+    raise ConnectionError(f"could not connect to {options.dsn.get_secret_value()}")
+    yield  # pragma: no cover - never reached
+
+
+@pytest.mark.parametrize("kind", ["vector store", "embedding"])
+async def test_a_failing_provider_factory_leaves_nothing_chained(kind: str) -> None:
+    """A factory that cannot open (its exception naming the DSN) gives the caller runiq's unavailable
+    error with nothing of the factory's exception reachable, not even as ``__context__``."""
+    dsn = f"postgresql://app:{CANARY}-PASSWORD@db.internal/rag"
+    builder = HostBuilder(load_entry_points=False)
+    if kind == "vector store":
+        builder.providers.add_vector_store("broken", _unreachable, options=DsnOptions)
+    else:
+        builder.providers.add_embedding("broken", _unreachable, options=DsnOptions)
+
+    def index(index_builder: IndexBuilder) -> None:
+        index_builder.use_documents([RagDocument(document_id="a.md", content="text")])
+        if kind == "vector store":
+            index_builder.use_embedding(HashingEmbedding(dimensions=32)).use_vector_store("broken", dsn=dsn)
+        else:
+            index_builder.use_in_memory_vector_store().use_embedding("broken", dsn=dsn)
+
+    add_runiq_rag(builder, lambda rag: rag.add_index("docs", index))
+    expected = VectorStoreUnavailableError if kind == "vector store" else ProviderUnavailableError
+    async with builder.build() as host:
+        with pytest.raises(expected) as raised:
+            await host.services.get(RagRetriever).retrieve(RagQuery(index_name="docs", text=QUERY))
+    assert raised.value.__context__ is None
+    assert_content_free(raised.value, CANARY)

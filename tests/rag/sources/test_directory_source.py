@@ -22,6 +22,7 @@ from runiq.rag import (
     RagDocument,
     SourceFailure,
 )
+from runiq.rag.testing.chains import assert_content_free
 
 
 def _write(root: Path, relative: str, text: str = "text") -> Path:
@@ -55,17 +56,24 @@ def test_construction_does_no_io_and_normalises_the_root(tmp_path: Path) -> None
     assert isinstance(source, DocumentSource)
 
 
+PRIVATE_ROOT = "CANARY-private-root"
+
+
 async def test_missing_root_fails_the_whole_read(tmp_path: Path) -> None:
-    """Reading a root that does not exist raises DocumentSourceError."""
-    with pytest.raises(DocumentSourceError):
-        await DirectorySource(root=tmp_path / "missing").read()
+    """Reading a root that does not exist raises DocumentSourceError; the OSError naming the path is
+    not kept, not even as ``__context__``."""
+    with pytest.raises(DocumentSourceError) as caught:
+        await DirectorySource(root=tmp_path / PRIVATE_ROOT / "missing").read()
+    assert caught.value.__context__ is None
+    assert_content_free(caught.value, PRIVATE_ROOT)
 
 
 async def test_root_that_is_a_file_fails_the_whole_read(tmp_path: Path) -> None:
     """A root that is a file, not a directory, raises DocumentSourceError."""
-    file = _write(tmp_path, "file.md")
-    with pytest.raises(DocumentSourceError):
+    file = _write(tmp_path, f"{PRIVATE_ROOT}.md")
+    with pytest.raises(DocumentSourceError) as caught:
         await DirectorySource(root=file).read()
+    assert_content_free(caught.value, PRIVATE_ROOT)
 
 
 async def test_recursive_flag_controls_subdirectories(tmp_path: Path) -> None:
@@ -355,8 +363,9 @@ async def test_unlistable_root_fails_the_whole_read_without_the_path(
     with pytest.raises(DocumentSourceError) as caught:
         await DirectorySource(root=tmp_path).read()
     error = caught.value
-    assert error.__cause__ is None and error.__suppress_context__
-    assert str(tmp_path) not in str(error) and str(tmp_path) not in repr(error.args)
+    assert error.__cause__ is None
+    assert error.__context__ is None  # the PermissionError names the path
+    assert_content_free(error, str(tmp_path))
 
 
 async def test_blank_file_name_is_a_failure_not_an_abort(tmp_path: Path) -> None:
