@@ -65,6 +65,9 @@ class DownStore(InMemoryVectorStore):
     ) -> None:
         raise VectorStoreUnavailableError("fake-db")
 
+    async def replace_documents(self, index_name: str, items: Sequence[Any]) -> None:
+        raise VectorStoreUnavailableError("fake-db")
+
 
 @pytest.fixture
 def embedder() -> SwitchableEmbedder:

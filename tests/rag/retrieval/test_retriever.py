@@ -101,8 +101,11 @@ class VectorOnlyStore:
     async def delete_documents(self, index_name: str, document_ids: Sequence[str]) -> int:
         return await self._inner.delete_documents(index_name, document_ids)
 
-    async def document_hashes(self, index_name: str) -> Mapping[str, str]:
-        return await self._inner.document_hashes(index_name)
+    async def document_hashes(self, index_name: str, document_ids: Sequence[str] | None = None) -> Mapping[str, str]:
+        return await self._inner.document_hashes(index_name, document_ids)
+
+    async def document_id_page(self, index_name: str, *, after: str | None, limit: int) -> Sequence[str]:
+        return await self._inner.document_id_page(index_name, after=after, limit=limit)
 
     async def search(self, index_name: str, vector: FloatVector, **kwargs: Any) -> list[StoreHit]:
         return await self._inner.search(index_name, vector, **kwargs)
