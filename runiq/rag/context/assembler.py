@@ -39,6 +39,7 @@ from runiq.rag.context.results import (
     RagRerankingOutcome,
 )
 from runiq.rag.documents import ChunkKey
+from runiq.rag.observability.otel import rerank_span
 from runiq.rag.reranking.errors import RerankerNotApprovedError, RerankingFailedError
 from runiq.rag.reranking.registration import RerankerRegistration, RerankerResolver
 from runiq.rag.reranking.types import RagAnswerability, RagReranker
@@ -177,16 +178,19 @@ class RagContextAssembler:
         index_name = retrieval.index_name
         hits = retrieval.hits
         acceptance = evaluate_acceptance(hits, options)
-        try:
-            step = await run_reranking(
-                query.text,
-                acceptance.accepted,
-                options.reranking,
-                lambda: self._resolve(index_name),
-                index_name=index_name,
-            )
-        except RerankStepFailed as failed:
-            raise self._failed(retrieval, acceptance, failed, started) from failed.error
+        with rerank_span(index_name, record=options.reranking.enabled and bool(acceptance.accepted)) as span:
+            try:
+                step = await run_reranking(
+                    query.text,
+                    acceptance.accepted,
+                    options.reranking,
+                    lambda: self._resolve(index_name),
+                    index_name=index_name,
+                )
+            except RerankStepFailed as failed:
+                span.describe_rerank(failed.report)
+                raise self._failed(retrieval, acceptance, failed, started) from failed.error
+            span.describe_rerank(step.report)
         return self._finish(retrieval, acceptance, step, options, started)
 
     def _failed(
