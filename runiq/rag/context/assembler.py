@@ -39,6 +39,7 @@ from runiq.rag.context.results import (
     RagRerankingOutcome,
 )
 from runiq.rag.documents import ChunkKey
+from runiq.rag.observability.otel import rerank_span
 from runiq.rag.reranking.errors import RerankerNotApprovedError, RerankingFailedError
 from runiq.rag.reranking.registration import RerankerRegistration, RerankerResolver
 from runiq.rag.reranking.types import RagAnswerability, RagReranker
@@ -178,22 +179,26 @@ class RagContextAssembler:
         hits = retrieval.hits
         acceptance = evaluate_acceptance(hits, options)
 
-        def translate(exc: Exception) -> Exception:
-            # Raised outside ``except``: the error chains the content-free RerankerError, nothing else.
-            if isinstance(exc, RerankStepFailed):
-                return chained(self._failed(retrieval, acceptance, exc, started), exc.error)
-            return exc
+        with rerank_span(index_name, record=options.reranking.enabled and bool(acceptance.accepted)) as span:
 
-        step = await translated(
-            lambda: run_reranking(
-                query.text,
-                acceptance.accepted,
-                options.reranking,
-                lambda: self._resolve(index_name),
-                index_name=index_name,
-            ),
-            translate,
-        )
+            def translate(exc: Exception) -> Exception:
+                # Raised outside ``except``: the error chains the content-free RerankerError, nothing else.
+                if isinstance(exc, RerankStepFailed):
+                    span.describe_rerank(exc.report)
+                    return chained(self._failed(retrieval, acceptance, exc, started), exc.error)
+                return exc
+
+            step = await translated(
+                lambda: run_reranking(
+                    query.text,
+                    acceptance.accepted,
+                    options.reranking,
+                    lambda: self._resolve(index_name),
+                    index_name=index_name,
+                ),
+                translate,
+            )
+            span.describe_rerank(step.report)
         return self._finish(retrieval, acceptance, step, options, started)
 
     def _failed(

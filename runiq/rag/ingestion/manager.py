@@ -29,6 +29,7 @@ from runiq.rag.ingestion.operation import (
 )
 from runiq.rag.ingestion.pipeline import IngestionPipeline, ProgressTracker
 from runiq.rag.observability.events import IngestionEvent, ObservabilitySink, emit
+from runiq.rag.observability.otel import TelemetrySpan, ingestion_span, record_metrics
 from runiq.rag.runtime import IndexRuntime
 from runiq.rag.stores.base import HealthCheck, IngestionHistory, StoreHealth
 
@@ -197,6 +198,10 @@ class RagIngestionManager:
                 self._finish(state, state.active, RagIngestionState.CANCELLED)
 
     async def _execute(self, state: _IndexState, run: _Run) -> RagIngestionOperation:
+        with ingestion_span(run.operation.index_name, run.operation.operation_id) as span:
+            return await self._run(state, run, span)
+
+    async def _run(self, state: _IndexState, run: _Run, span: TelemetrySpan) -> RagIngestionOperation:
         index_name = run.operation.index_name
         terminal: RagIngestionState
         try:
@@ -209,9 +214,13 @@ class RagIngestionManager:
             log.warning(
                 "ingestion.failed", index=index_name, operation=run.operation.operation_id, error=type(exc).__name__
             )
+            span.fail(type(exc).__name__)
             run.tracker.last_failure = RagIngestionFailure(code="ingestion_failed", timestamp=_now())
             terminal = RagIngestionState.FAILED
         finished = self._finish(state, run, terminal)
+        span.describe(_event(finished))
+        if terminal is RagIngestionState.FAILED and finished.last_failure is not None:
+            span.fail(finished.last_failure.code)  # every document failed (an exception above is kept instead)
         await asyncio.shield(self._record(finished))  # a cancel during recording still records
         return finished
 
@@ -228,7 +237,6 @@ class RagIngestionManager:
     def _finish(self, state: _IndexState, run: _Run, terminal: RagIngestionState) -> RagIngestionOperation:
         if state.active is not run and state.last is not None and state.last.operation_id == run.operation.operation_id:
             return state.last  # already finished
-        index_name = run.operation.index_name
         finished = replace(run.snapshot(), state=terminal, completed_at=_now())
         state.last = finished
         state.history.append(finished)
@@ -236,25 +244,30 @@ class RagIngestionManager:
         state.updated_at = finished.completed_at
         if terminal in (RagIngestionState.COMPLETED, RagIngestionState.PARTIALLY_COMPLETED):
             state.usable = True
-        p = finished.progress
-        event = IngestionEvent(
-            event="ingestion.finished",
-            index_name=index_name,
-            operation_id=finished.operation_id,
-            reason=finished.reason.value,
-            state=terminal.value,
-            duration_ms=round((finished.duration_seconds or 0.0) * 1000, 3),
-            discovered=p.discovered_documents,
-            added=p.added_documents,
-            updated=p.updated_documents,
-            skipped=p.skipped_documents,
-            deleted=p.deleted_documents,
-            failed=p.failed_documents,
-            chunks=p.produced_chunks,
-            failure_code=finished.last_failure.code if finished.last_failure else None,
-        )
+        event = _event(finished)
         emit(event, self._sinks)
+        record_metrics(event)
         return finished
+
+
+def _event(finished: RagIngestionOperation) -> IngestionEvent:
+    p = finished.progress
+    return IngestionEvent(
+        event="ingestion.finished",
+        index_name=finished.index_name,
+        operation_id=finished.operation_id,
+        reason=finished.reason.value,
+        state=finished.state.value,
+        duration_ms=round((finished.duration_seconds or 0.0) * 1000, 3),
+        discovered=p.discovered_documents,
+        added=p.added_documents,
+        updated=p.updated_documents,
+        skipped=p.skipped_documents,
+        deleted=p.deleted_documents,
+        failed=p.failed_documents,
+        chunks=p.produced_chunks,
+        failure_code=finished.last_failure.code if finished.last_failure else None,
+    )
 
 
 def _terminal_state(tracker: ProgressTracker) -> RagIngestionState:

@@ -21,6 +21,7 @@ from runiq.rag.errors import (
 )
 from runiq.rag.lexical.query import parse_lexical_query
 from runiq.rag.observability.events import ObservabilitySink, RetrievalEvent, RetrievalHitPreview, emit, identity_hash
+from runiq.rag.observability.otel import TelemetrySpan, fusion_span, record_metrics, retrieval_span, source_span
 from runiq.rag.observability.projection import ObservabilityProjector
 from runiq.rag.retrieval.fusion import reciprocal_rank_fusion
 from runiq.rag.retrieval.query import RagQuery, RagRetrievalMode
@@ -70,6 +71,10 @@ class RagRetriever:
         self._sinks = tuple(sinks)
 
     async def retrieve(self, query: RagQuery) -> RagRetrievalResult:
+        with retrieval_span(query.index_name) as span:
+            return await self._retrieve(query, span)
+
+    async def _retrieve(self, query: RagQuery, span: TelemetrySpan) -> RagRetrievalResult:
         started = time.perf_counter()
         resources = await self._runtime.get(query.index_name)
         mode = query.mode or resources.definition.default_mode
@@ -81,10 +86,10 @@ class RagRetriever:
                 hits, stats = await self._dispatch(resources, scoped, mode)
         except RagError as exc:
             code = exc.code.value if isinstance(exc, RetrievalError) else type(exc).__name__
-            self._emit(query, mode, started, error_code=code)
+            self._emit(query, mode, started, span, error_code=code)
             raise
         duration = time.perf_counter() - started
-        self._emit(query, mode, started, hits=hits, stats=stats)
+        self._emit(query, mode, started, span, hits=hits, stats=stats)
         return RagRetrievalResult(
             index_name=query.index_name, mode=mode, hits=tuple(hits), statistics=stats, duration_seconds=duration
         )
@@ -103,6 +108,7 @@ class RagRetriever:
         query: RagQuery,
         mode: RagRetrievalMode,
         started: float,
+        span: TelemetrySpan,
         *,
         hits: Sequence[RagRetrievalHit] = (),
         stats: RagRetrievalStatistics | None = None,
@@ -123,6 +129,8 @@ class RagRetriever:
             hits=tuple(self._preview(hit) for hit in hits) if self._projector.options.content_preview.enabled else (),
         )
         emit(event, self._sinks)
+        span.describe(event)
+        record_metrics(event)
 
     def _preview(self, hit: RagRetrievalHit) -> RetrievalHitPreview:
         p = hit.provenance
@@ -164,7 +172,9 @@ class RagRetriever:
         semantic, lexical = await translated(lambda: self._both(resources, query, depth), first_leaf)
         sem_by_key = {h.key: h for h in semantic}
         lex_by_key = {h.key: h for h in lexical}
-        fused = reciprocal_rank_fusion(list(sem_by_key), list(lex_by_key))
+        with fusion_span(query.index_name) as span:
+            fused = reciprocal_rank_fusion(list(sem_by_key), list(lex_by_key))
+            span.counts(fused_candidates=len(fused))
         hits = []
         for fused_rank, candidate in enumerate(fused[: query.top_k], start=1):
             sem_rank, lex_rank = candidate.ranks
@@ -198,21 +208,27 @@ class RagRetriever:
         embedder = resources.embedder
         assert embedder is not None
         index_name = query.index_name
-        vector = await translated(
-            lambda: embedder.embed_query(query.text), _failed(RetrievalErrorCode.EMBEDDING_FAILED, index_name)
-        )
-        return await translated(
-            lambda: resources.store.search(index_name, vector, top_k=depth, filters=query.filters),
-            _failed(RetrievalErrorCode.VECTOR_STORE_QUERY_FAILED, index_name, passed_through=_STORE_VERDICTS),
-        )
+        with source_span("semantic", index_name, depth) as span:
+            vector = await translated(
+                lambda: embedder.embed_query(query.text), _failed(RetrievalErrorCode.EMBEDDING_FAILED, index_name)
+            )
+            hits = await translated(
+                lambda: resources.store.search(index_name, vector, top_k=depth, filters=query.filters),
+                _failed(RetrievalErrorCode.VECTOR_STORE_QUERY_FAILED, index_name, passed_through=_STORE_VERDICTS),
+            )
+            span.counts(candidates=len(hits))
+        return hits
 
     async def _lexical(self, resources: IndexResources, query: RagQuery, depth: int) -> list[StoreHit]:
         store = _require_lexical(resources, query.index_name)
         parsed = parse_lexical_query(query.text)
-        return await translated(
-            lambda: store.lexical_search(query.index_name, parsed, top_k=depth, filters=query.filters),
-            _failed(RetrievalErrorCode.LEXICAL_QUERY_FAILED, query.index_name, passed_through=_STORE_VERDICTS),
-        )
+        with source_span("lexical", query.index_name, depth) as span:
+            hits = await translated(
+                lambda: store.lexical_search(query.index_name, parsed, top_k=depth, filters=query.filters),
+                _failed(RetrievalErrorCode.LEXICAL_QUERY_FAILED, query.index_name, passed_through=_STORE_VERDICTS),
+            )
+            span.counts(candidates=len(hits))
+        return hits
 
 
 # A store's own verdict on the request (a bad filter, an index never ingested) reaches the caller as is.
