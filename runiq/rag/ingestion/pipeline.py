@@ -29,6 +29,7 @@ from runiq.rag.ingestion.embedding import GroupEmbedder, Vectors
 from runiq.rag.ingestion.preparing import Pending, Unusable, prepare_some
 from runiq.rag.ingestion.progress import ProgressTracker, safe_id
 from runiq.rag.ingestion.writing import GroupWriter
+from runiq.rag.observability.otel import stage_span
 from runiq.rag.runtime import IndexResources
 from runiq.rag.sources.base import SourceFailure
 
@@ -145,15 +146,17 @@ class IngestionPipeline:
             position = 0
             while position < len(window):
                 room = self._group_chunks - _chunks(group)
-                prepared, position = await asyncio.to_thread(
-                    prepare_some,
-                    window,
-                    position,
-                    stored,
-                    room,
-                    fingerprint=self._resources.configuration_fingerprint,
-                    chunking=definition.chunking,
-                )
+                with stage_span("chunk", index=self._name) as span:
+                    prepared, position = await asyncio.to_thread(
+                        prepare_some,
+                        window,
+                        position,
+                        stored,
+                        room,
+                        fingerprint=self._resources.configuration_fingerprint,
+                        chunking=definition.chunking,
+                    )
+                    span.counts(documents=len(prepared))
                 for outcome in prepared:
                     if outcome is None:
                         self._tracker.add(processed_documents=1, skipped_documents=1)
@@ -172,12 +175,15 @@ class IngestionPipeline:
 
     async def _embed_stage(self, source: asyncio.Queue[_Group | None], out: asyncio.Queue[_Embedded | None]) -> None:
         while (group := await source.get()) is not None:
-            await out.put((group, await self._embedder.embed(group)))
+            with stage_span("embed", index=self._name, items=_chunks(group)):
+                vectors = await self._embedder.embed(group)
+            await out.put((group, vectors))
         await out.put(None)
 
     async def _write_stage(self, source: asyncio.Queue[_Embedded | None]) -> None:
         while (item := await source.get()) is not None:
-            await self._writer.write(*item)
+            with stage_span("write", index=self._name, items=len(item[0])):
+                await self._writer.write(*item)
 
     async def _delete_stale(self, seen: _SeenIds) -> None:
         store = self._resources.store
@@ -193,7 +199,8 @@ class IngestionPipeline:
             await self._delete(stale)
 
     async def _delete(self, document_ids: list[str]) -> None:
-        deleted = await self._resources.store.delete_documents(self._name, document_ids)
+        with stage_span("delete", index=self._name, items=len(document_ids)):
+            deleted = await self._resources.store.delete_documents(self._name, document_ids)
         self._tracker.add(deleted_documents=deleted)
 
 

@@ -298,6 +298,20 @@ async def test_an_ingestion_run_is_one_span_with_its_final_counters(
     }
 
 
+async def test_the_pipeline_reports_its_stages_inside_the_run(
+    make_host: Callable[..., Host], finished_spans: Spans
+) -> None:
+    async with make_host(_configure()) as host:
+        await host.services.get(RagIngestionManager).run("docs")
+    spans = finished_spans()
+    run = _only(finished_spans, "runiq.ingestion")
+    for stage in ("runiq.ingestion.chunk", "runiq.ingestion.embed", "runiq.ingestion.write"):
+        assert spans.get(stage), stage
+        for span in spans[stage]:
+            assert span.parent is not None and span.parent.span_id == run.context.span_id
+    assert sum(s.attributes["runiq.ingestion.stage.items"] for s in spans["runiq.ingestion.write"]) == 2
+
+
 async def test_an_ingestion_where_every_document_failed_is_an_error_span(
     make_host: Callable[..., Host], finished_spans: Spans
 ) -> None:
