@@ -64,6 +64,7 @@ from runiq.rag.errors import (
 )
 from runiq.rag.ingestion.manager import RagIngestionManager
 from runiq.rag.ingestion.operation import (
+    RagDocumentChanges,
     RagIndexReadiness,
     RagIndexStatus,
     RagIngestionFailure,
@@ -229,6 +230,7 @@ __all__ = [
     "RagContextResult",
     "RagDecisionReason",
     "RagDocument",
+    "RagDocumentChanges",
     "RagError",
     "RagIndexReadiness",
     "RagIndexStatus",

@@ -12,14 +12,16 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 import structlog
 
+from runiq.rag.documents import RagDocument
 from runiq.rag.errors import IngestionConflictError, IngestionUnavailableError, NoActiveIngestionError
 from runiq.rag.ingestion.operation import (
+    RagDocumentChanges,
     RagIndexReadiness,
     RagIndexStatus,
     RagIngestionFailure,
@@ -67,6 +69,7 @@ class _IndexState:
     usable: bool = False
     updated_at: datetime | None = None
     history: deque[RagIngestionOperation] = field(default_factory=lambda: deque(maxlen=HISTORY_LENGTH))
+    writes: asyncio.Lock = field(default_factory=asyncio.Lock)  # a run or one document API call at a time
 
 
 class RagIngestionManager:
@@ -151,6 +154,38 @@ class RagIngestionManager:
             updated_at=state.updated_at or _now(),
         )
 
+    async def ingest_documents(self, index_name: str, documents: Iterable[RagDocument]) -> RagDocumentChanges:
+        """Add or replace documents of the index now, like a run does for its sources: incremental by
+        content hash (an unchanged document is skipped), each document atomic, failures per document.
+
+        Documents that no source delivers are removed again by the next full run (sources are the
+        truth). While a run is active this is an :class:`IngestionConflictError`; document calls on
+        one index run one at a time.
+        """
+        batch = list(documents)
+        return await self._document_call(index_name, lambda pipeline: pipeline.ingest(batch))
+
+    async def delete_documents(self, index_name: str, document_ids: Iterable[str]) -> RagDocumentChanges:
+        """Remove documents (and their chunks) now; ``progress.deleted_documents`` says how many existed."""
+        ids = list(dict.fromkeys(document_ids))
+        return await self._document_call(index_name, lambda pipeline: pipeline.delete(ids))
+
+    async def _document_call(
+        self, index_name: str, call: Callable[[IngestionPipeline], Awaitable[None]]
+    ) -> RagDocumentChanges:
+        state = self._state(index_name)
+        if self._closed:
+            raise IngestionUnavailableError(index_name)
+        if state.active is not None:
+            raise IngestionConflictError(index_name, state.active.operation.operation_id)
+        tracker = ProgressTracker()
+        async with state.writes:
+            if state.active is not None:
+                raise IngestionConflictError(index_name, state.active.operation.operation_id)
+            resources = await self._runtime.get(index_name)
+            await call(IngestionPipeline(resources, tracker))
+        return RagDocumentChanges(progress=tracker.progress, failures=tuple(tracker.failures))
+
     async def history(self, index_name: str, limit: int = HISTORY_LENGTH) -> list[RagIngestionOperation]:
         """The newest finished operations, newest first: from the store when it keeps them (so runs of
         other processes and from before a restart are included), else from this process."""
@@ -206,7 +241,8 @@ class RagIngestionManager:
         terminal: RagIngestionState
         try:
             resources = await self._runtime.get(index_name)
-            await IngestionPipeline(resources, run.tracker).run()
+            async with state.writes:  # waits for a document API call in progress
+                await IngestionPipeline(resources, run.tracker).run()
             terminal = _terminal_state(run.tracker)
         except asyncio.CancelledError:
             terminal = RagIngestionState.CANCELLED

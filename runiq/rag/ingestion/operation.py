@@ -10,6 +10,7 @@ from typing import Any
 
 __all__ = [
     "MAX_REPORTED_FAILURES",
+    "RagDocumentChanges",
     "RagIndexReadiness",
     "RagIndexStatus",
     "RagIngestionFailure",
@@ -164,3 +165,11 @@ def _failure_from(record: Mapping[str, Any]) -> RagIngestionFailure:
         document_id=record.get("document_id"),
         source_kind=record.get("source_kind"),
     )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RagDocumentChanges:
+    """What a document API call did: the same counters and failure records as a run, for its documents."""
+
+    progress: RagIngestionProgress
+    failures: tuple[RagIngestionFailure, ...] = ()

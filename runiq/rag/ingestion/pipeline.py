@@ -103,6 +103,11 @@ class IngestionPipeline:
 
         await self._flow(windows())
 
+    async def delete(self, document_ids: Sequence[str]) -> None:
+        """The document API's delete: the documents and their chunks, in batches."""
+        for start in range(0, len(document_ids), _ID_PAGE):
+            await self._delete(list(document_ids[start : start + _ID_PAGE]))
+
     async def _from_sources(self, seen: _SeenIds) -> AsyncIterator[list[RagDocument]]:
         window: list[RagDocument] = []
         for source in self._resources.definition.sources:

@@ -25,6 +25,10 @@ from runiq.rag import (
     RagIngestionReason,
     RagIngestionState,
     StoredDocument,
+    RagDocument,
+    RagQuery,
+    RagRetrievalMode,
+    RagRetriever,
     VectorStoreUnavailableError,
     add_runiq_rag,
 )
@@ -396,3 +400,77 @@ async def test_in_memory_history_is_per_process(tmp_path: Path) -> None:
         history = await manager.history("docs", limit=2)
         assert [op.operation_id for op in history] == [ops[2].operation_id, ops[1].operation_id]
         assert (await manager.health("docs")).healthy
+
+
+async def test_document_api_ingests_replaces_skips_and_deletes(tmp_path: Path) -> None:
+    """Single documents at run time: incremental by content hash and atomic, like a run."""
+    builder = HostBuilder(load_entry_points=False)
+    add_runiq_rag(
+        builder,
+        lambda rag: rag.add_index(
+            "docs",
+            lambda index: index.use_documents([]).use_embedding(HashingEmbedding()).use_in_memory_vector_store(),
+        ),
+    )
+    async with builder.build() as host:
+        manager = host.services.get(RagIngestionManager)
+        retriever = host.services.get(RagRetriever)
+        doc = RagDocument(document_id="policy.md", content="POL-HR-014 remote work.")
+        added = await manager.ingest_documents("docs", [doc])
+        assert (added.progress.added_documents, added.progress.embedding_calls) == (1, 1)
+        again = await manager.ingest_documents("docs", [doc])
+        assert (again.progress.skipped_documents, again.progress.embedding_calls) == (1, 0)
+        changed = await manager.ingest_documents(
+            "docs", [RagDocument(document_id="policy.md", content="CS1503 build error.")]
+        )
+        assert changed.progress.updated_documents == 1
+        hits = (
+            await retriever.retrieve(RagQuery(index_name="docs", text="CS1503", mode=RagRetrievalMode.LEXICAL))
+        ).hits
+        assert [h.document_id for h in hits] == ["policy.md"]
+        bad = await manager.ingest_documents("docs", [RagDocument(document_id="bad.md", content="x \ud800 y")])
+        assert [(f.document_id, f.code) for f in bad.failures] == [("bad.md", "invalid_text")]
+        gone = await manager.delete_documents("docs", ["policy.md", "missing.md"])
+        assert gone.progress.deleted_documents == 1
+        assert not (
+            await retriever.retrieve(RagQuery(index_name="docs", text="CS1503", mode=RagRetrievalMode.LEXICAL))
+        ).hits
+        assert manager.status("docs").last_operation is None  # document calls are not runs
+
+
+async def test_document_api_conflicts_with_a_running_operation(host: Host, embedder: SwitchableEmbedder) -> None:
+    manager = host.services.get(RagIngestionManager)
+    embedder.hold()
+    started = await manager.start("docs")
+    await embedder.parked.wait()
+    with pytest.raises(IngestionConflictError) as caught:
+        await manager.ingest_documents("docs", [RagDocument(document_id="x", content="y")])
+    assert caught.value.operation_id == started.operation_id
+    with pytest.raises(IngestionConflictError):
+        await manager.delete_documents("docs", ["a"])
+    await manager.cancel("docs")
+    assert (await manager.delete_documents("docs", ["a"])).progress.deleted_documents in (0, 1)
+
+
+async def test_a_run_waits_for_a_document_call_in_progress(
+    index_host: Callable[..., Host], source: Any, gated_embedder_type: Any
+) -> None:
+    gated = gated_embedder_type(16, gate_on="gate")
+    source.set(a="alpha")
+    host = index_host(
+        lambda index: index.add_source(source).use_embedding("gated").use_in_memory_vector_store(),
+        embeddings={"gated": gated},
+    )
+    async with host:
+        manager = host.services.get(RagIngestionManager)
+        call = asyncio.create_task(manager.ingest_documents("docs", [RagDocument(document_id="g", content="gate")]))
+        await gated.reached.wait()
+        await manager.start("docs")  # accepted, but it runs after the document call
+        await asyncio.sleep(0.05)
+        active = manager.status("docs").active_operation
+        assert active is not None and active.progress.discovered_documents == 0
+        gated.release.set()
+        assert (await call).progress.added_documents == 1
+        finished = await manager.wait("docs")
+        assert finished.state is S.COMPLETED
+        assert finished.progress.deleted_documents == 1  # 'g' is in no source: the run removes it
