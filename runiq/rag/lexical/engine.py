@@ -26,6 +26,7 @@ import numpy.typing as npt
 from runiq.rag.lexical.bm25 import BM25Parameters, bm25_idf, bm25_length_norm, bm25_term_score
 from runiq.rag.lexical.postings import PostingList
 from runiq.rag.lexical.query import MAX_QUERY_TERMS
+from runiq.rag.lexical.selection import top_candidates
 from runiq.rag.lexical.tokenizer import Analyzer
 
 __all__ = ["BM25Index"]
@@ -153,17 +154,34 @@ class BM25Index:
 
     def score_rows(self, text: str) -> npt.NDArray[np.float64]:
         """The query's score for every row (index = row; 0.0 where no query term occurs)."""
-        scores = np.zeros(self._extent, dtype=np.float64)
+        return self._accumulate(self._plan(text))
+
+    def top(
+        self, text: str, k: int, among: npt.NDArray[np.int64] | None = None
+    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]:
+        """Every row's score and the rows that may be among the ``k`` best (``k`` best plus every row tied
+        with the k-th; see :func:`~runiq.rag.lexical.selection.top_candidates`), within ``among``."""
+        plan = self._plan(text)
+        scores = self._accumulate(plan)
+        frequent = [posting for _, posting, _ in plan if posting.frequency >= k]
+        probe = min(frequent, key=lambda posting: posting.frequency).live_rows() if frequent else None
+        return scores, top_candidates(scores, k, among, probe)
+
+    def _plan(self, text: str) -> list[tuple[str, PostingList, int]]:
+        """The query's indexed terms in query order, with their postings and query frequencies."""
         terms = self._analyzer.query_terms(text)[:MAX_QUERY_TERMS]
-        if not terms or self._count == 0:
+        postings = self._postings
+        return [(term, postings[term], qtf) for term, qtf in Counter(terms).items() if term in postings]
+
+    def _accumulate(self, plan: list[tuple[str, PostingList, int]]) -> npt.NDArray[np.float64]:
+        scores = np.zeros(self._extent, dtype=np.float64)
+        if not plan:
             return scores
         version = self._version
         norms = self._current_norms(version)
-        for term, qtf in Counter(terms).items():
-            posting = self._postings.get(term)
-            if posting is not None:
-                rows, _ = posting.arrays()
-                np.add.at(scores, rows, self._contributions(term, posting, qtf, norms, version))
+        for term, posting, qtf in plan:
+            rows, _ = posting.arrays()
+            np.add.at(scores, rows, self._contributions(term, posting, qtf, norms, version))
         return scores
 
     def _contributions(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from itertools import pairwise
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -18,24 +19,42 @@ __all__ = ["score_groups", "top_candidates"]
 
 
 def top_candidates(
-    scores: npt.NDArray[np.float64], k: int, among: npt.NDArray[np.int64] | None = None
+    scores: npt.NDArray[np.float64],
+    k: int,
+    among: npt.NDArray[np.int64] | None = None,
+    probe: npt.NDArray[Any] | None = None,
 ) -> npt.NDArray[np.int64]:
     """Rows with a positive score that may be among the ``k`` best: the k best and all rows tied with
-    the k-th, ascending. ``among`` (ascending rows) restricts the candidates, e.g. to a filter's rows."""
+    the k-th, ascending. ``among`` (ascending rows) restricts the candidates, e.g. to a filter's rows.
+
+    ``probe`` is any set of at least ``k`` rows with positive scores (e.g. those of the rarest query
+    term): the k-th best score among them cannot exceed the overall k-th best, so one comparison pass
+    narrows the partition to the rows that reach it.
+    """
+    if among is None and probe is not None and probe.shape[0] >= k:
+        held = scores[probe]
+        floor = np.partition(held, held.shape[0] - k)[held.shape[0] - k]
+        if floor > 0.0:
+            pool = np.flatnonzero(scores >= floor)
+            return pool[_at_least_kth(scores[pool], k)]
     if among is not None:
         among = among[among < scores.shape[0]]
         values = scores[among]
     else:
         values = scores
-    size = values.shape[0]
-    picked: npt.NDArray[np.int64] | None = None
-    if k < size:
-        kth = np.partition(values, size - k)[size - k]
-        if kth > 0.0:
-            picked = np.flatnonzero(values >= kth)
-    if picked is None:
-        picked = np.flatnonzero(values > 0.0)
+    picked = np.flatnonzero(values > 0.0)
+    if k < picked.shape[0]:
+        picked = picked[_at_least_kth(values[picked], k)]
     return picked if among is None else among[picked]
+
+
+def _at_least_kth(values: npt.NDArray[np.float64], k: int) -> npt.NDArray[np.bool_]:
+    """Mask of the values at least as large as the k-th largest (all of them when there are <= k)."""
+    if values.shape[0] <= k:
+        return np.ones(values.shape[0], dtype=np.bool_)
+    cut = values.shape[0] - k
+    mask: npt.NDArray[np.bool_] = values >= np.partition(values, cut)[cut]
+    return mask
 
 
 def score_groups(scores: npt.NDArray[np.float64], rows: npt.NDArray[np.int64]) -> Iterator[list[int]]:

@@ -9,6 +9,7 @@ waits for the thread first and only then re-raises the cancellation.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -18,13 +19,11 @@ T = TypeVar("T")
 
 
 async def run_to_completion(func: Callable[[], T]) -> T:
-    task = asyncio.ensure_future(asyncio.to_thread(func))
-    cancelled: asyncio.CancelledError | None = None
-    while not task.done():
-        try:
-            await asyncio.wait([task])
-        except asyncio.CancelledError as exc:  # keep waiting: the thread cannot be stopped
-            cancelled = exc
-    if cancelled is not None:
-        raise cancelled
-    return task.result()
+    future = asyncio.get_running_loop().run_in_executor(None, func)
+    try:
+        return await asyncio.shield(future)
+    except asyncio.CancelledError:
+        while not future.done():  # the thread cannot be stopped: wait for it, then re-raise
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.wait([future])
+        raise

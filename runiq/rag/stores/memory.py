@@ -29,7 +29,7 @@ from runiq.rag.errors import (
 from runiq.rag.lexical.engine import BM25Index
 from runiq.rag.lexical.options import DEFAULT_ANALYZER, StemmerName, StopwordSetName
 from runiq.rag.lexical.query import LexicalQuery, contains_phrase
-from runiq.rag.lexical.selection import score_groups, top_candidates
+from runiq.rag.lexical.selection import score_groups
 from runiq.rag.lexical.tokenizer import Analyzer, primary_tokens
 from runiq.rag.stores import scoring
 from runiq.rag.stores._offload import run_to_completion
@@ -354,13 +354,13 @@ class InMemoryVectorStore:
         allowed = self._filter_rows(index, filters)
         if allowed is not None and allowed.size == 0:
             return []
-        scores = index.lexical.score_rows(query.text)
         phrases = query.phrase_tokens
         if phrases:
+            scores = index.lexical.score_rows(query.text)
             pool = self._phrase_candidates(index, phrases, allowed)
             ranked = self._ranked(index, score_groups(scores, pool), top_k, phrases)
         else:
-            candidates = top_candidates(scores, top_k, allowed)
+            scores, candidates = index.lexical.top(query.text, top_k, allowed)
             ranked = self._ranked(index, score_groups(scores, candidates), top_k, ())
         return [self._lexical_hit(self._row(index, row), float(scores[row])) for row in ranked]
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from typing import Any
 
 import numpy as np
 import pytest
@@ -37,13 +38,13 @@ async def test_large_indexes_score_in_a_worker_thread(
     monkeypatch.setattr(memory, "_INLINE_ROWS", inline_rows)
     store = await _store(TEXTS)
     threads: list[threading.Thread] = []
-    score_rows = BM25Index.score_rows
+    top = BM25Index.top
 
-    def spy(self: BM25Index, text: str) -> np.ndarray:
+    def spy(self: BM25Index, *args: Any) -> tuple[np.ndarray, np.ndarray]:
         threads.append(threading.current_thread())
-        return score_rows(self, text)
+        return top(self, *args)
 
-    monkeypatch.setattr(BM25Index, "score_rows", spy)
+    monkeypatch.setattr(BM25Index, "top", spy)
     hits = await store.lexical_search("ix", parse_lexical_query("beta"), top_k=5)
     assert [h.document_id for h in hits] == ["a", "b"]
     assert (threads == [threading.main_thread()]) is on_loop
@@ -55,14 +56,14 @@ async def test_a_cancelled_search_keeps_writers_out_until_its_thread_ends(monkey
     monkeypatch.setattr(memory, "_INLINE_ROWS", 0)
     store = await _store(TEXTS)
     entered, release = threading.Event(), threading.Event()
-    score_rows = BM25Index.score_rows
+    top = BM25Index.top
 
-    def blocking(self: BM25Index, text: str) -> np.ndarray:
+    def blocking(self: BM25Index, *args: Any) -> tuple[np.ndarray, np.ndarray]:
         entered.set()
         assert release.wait(timeout=30)
-        return score_rows(self, text)
+        return top(self, *args)
 
-    monkeypatch.setattr(BM25Index, "score_rows", blocking)
+    monkeypatch.setattr(BM25Index, "top", blocking)
     search = asyncio.create_task(store.lexical_search("ix", parse_lexical_query("beta"), top_k=5))
     assert await asyncio.to_thread(entered.wait, 30)
     search.cancel()
@@ -78,7 +79,7 @@ async def test_a_cancelled_search_keeps_writers_out_until_its_thread_ends(monkey
     await asyncio.wait_for(write, timeout=30)
     with pytest.raises(asyncio.CancelledError):
         await search
-    monkeypatch.setattr(BM25Index, "score_rows", score_rows)
+    monkeypatch.setattr(BM25Index, "top", top)
     assert [h.document_id for h in await store.lexical_search("ix", parse_lexical_query("z"), top_k=5)] == ["a"]
 
 
