@@ -68,7 +68,7 @@ class PostingList:
             self._size = size + 1
             self._last = row
             return
-        at = int(np.searchsorted(self._rows[:size], row))
+        at = int(self._rows[:size].searchsorted(row))
         if self._rows[at] == row:  # a tombstone (row <= _last, so ``at`` is in range)
             self._dead -= 1
             self._tfs[at] = tf
@@ -77,13 +77,14 @@ class PostingList:
 
     def remove(self, row: int) -> bool:
         """Turn ``row``'s posting into a tombstone; False when the row does not hold the term."""
-        size = self._size
-        at = int(np.searchsorted(self._rows[:size], row))
-        if at == size or self._rows[at] != row or self._tfs[at] == 0:
+        if row > self._last:
+            return False
+        at = int(self._rows[: self._size].searchsorted(row))
+        if self._rows[at] != row or not self._tfs[at]:
             return False
         self._tfs[at] = 0
         self._dead += 1
-        if self._dead * 4 > size:
+        if self._dead * 4 > self._size:
             self._compact()
         return True
 
