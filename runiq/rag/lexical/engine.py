@@ -17,6 +17,7 @@ writes, and it is replaced whole.
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 from collections.abc import Iterable
 
@@ -52,6 +53,7 @@ class BM25Index:
         self._norms: tuple[int, npt.NDArray[np.float64]] | None = None
         self._cache: dict[str, tuple[int, npt.NDArray[np.float64]]] = {}
         self._cache_postings = 0
+        self._cache_lock = threading.Lock()
 
     @property
     def analyzer(self) -> Analyzer:
@@ -199,9 +201,12 @@ class BM25Index:
 
     def _remember(self, term: str, values: npt.NDArray[np.float64], version: int) -> None:
         size = values.shape[0]
-        if version == self._version and self._cache_postings + size <= self._postings_held * _CACHE_SHARE:
-            self._cache[term] = (version, values)
-            self._cache_postings += size
+        with self._cache_lock:  # concurrent readers may compute the same term; count it once
+            if version != self._version or term in self._cache:
+                return
+            if self._cache_postings + size <= self._postings_held * _CACHE_SHARE:
+                self._cache[term] = (version, values)
+                self._cache_postings += size
 
     def scores(self, text: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
         """Rows with a positive score and their scores, by ascending row."""

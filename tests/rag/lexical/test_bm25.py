@@ -190,3 +190,19 @@ def test_incremental_updates_equal_a_fresh_build(ops: list[tuple[str, int, str]]
     assert len(incremental) == len(fresh)
     assert _scores(incremental, query) == _scores(fresh, query)
     assert incremental.rows().tolist() == sorted(live)
+
+
+def test_remembered_contributions_stay_within_half_the_postings() -> None:
+    """Between writes, each queried term's scores are kept (8 bytes a posting) for at most half of all
+    postings, so querying every term cannot double the index's memory."""
+    rng = np.random.default_rng(11)
+    vocabulary = ["".join(rng.choice(list("klmnopqrst"), size=5)) for _ in range(200)]
+    index = BM25Index()
+    for row in range(500):
+        index.add(row, " ".join(rng.choice(vocabulary, size=30)))
+    held = sum(index.rows_with_all([word]).shape[0] for word in vocabulary)
+    base = index.nbytes + 8 * 500  # plus the per-row norms computed by the first query
+    first = {word: _scores(index, word) for word in vocabulary}
+    assert index.nbytes - base <= 8 * held / 2
+    assert index.nbytes - base >= 8 * held / 4  # it does remember
+    assert {word: _scores(index, word) for word in vocabulary} == first
