@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from runiq.rag.lexical.bm25 import BM25Index, BM25Parameters
+from runiq.rag.lexical.bm25 import BM25Parameters, bm25_idf, bm25_length_norm, bm25_term_score
+from runiq.rag.lexical.engine import BM25Index
 from runiq.rag.lexical.options import DEFAULT_ANALYZER, LexicalOptions
 from runiq.rag.lexical.query import LexicalQuery, parse_lexical_query
 from runiq.rag.lexical.stemming import resolve_stemmer
@@ -18,6 +19,9 @@ __all__ = [
     "BM25Parameters",
     "LexicalOptions",
     "LexicalQuery",
+    "bm25_idf",
+    "bm25_length_norm",
+    "bm25_term_score",
     "parse_lexical_query",
     "primary_tokens",
     "resolve_stemmer",

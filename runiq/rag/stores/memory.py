@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import functools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -26,11 +27,13 @@ from runiq.rag.errors import (
     VectorDimensionMismatchError,
     VectorIndexNotFoundError,
 )
-from runiq.rag.lexical.bm25 import BM25Index
+from runiq.rag.lexical.engine import BM25Index
 from runiq.rag.lexical.options import DEFAULT_ANALYZER, StemmerName, StopwordSetName
 from runiq.rag.lexical.query import LexicalQuery, contains_phrase
+from runiq.rag.lexical.selection import score_groups
 from runiq.rag.lexical.tokenizer import Analyzer, primary_tokens
 from runiq.rag.stores import scoring
+from runiq.rag.stores._offload import run_to_completion
 from runiq.rag.stores._rwlock import ReadWriteLock
 from runiq.rag.stores.base import (
     DistanceMetric,
@@ -368,33 +371,50 @@ class InMemoryVectorStore:
         if query.is_empty:
             return []
         async with index.lock.read():
-            return self._lexical_sync(index, query, top_k, filters)
+            if index.used <= _INLINE_ROWS:
+                return self._lexical_sync(index, query, top_k, filters)
+            # Off the event loop; the read lock is held until the thread is done, even on cancellation.
+            return await run_to_completion(functools.partial(self._lexical_sync, index, query, top_k, filters))
 
     def _lexical_sync(
         self, index: _Index, query: LexicalQuery, top_k: int, filters: Mapping[str, MetadataValue] | None
     ) -> list[StoreHit]:
         allowed = self._filter_rows(index, filters)
-        allowed_set = None if allowed is None else set(allowed.tolist())
-        rows, values = index.lexical.scores(query.text)
-        scored = dict(zip(rows.tolist(), values.tolist(), strict=True))
+        if allowed is not None and allowed.size == 0:
+            return []
         phrases = query.phrase_tokens
         if phrases:
-            pool = self._phrase_candidates(index, phrases, scored)
-            matched = {row for row in pool if self._has_phrases(index, row, phrases)}
-            scored = {row: scored.get(row, 0.0) for row in matched}
-        if allowed_set is not None:
-            scored = {row: s for row, s in scored.items() if row in allowed_set}
-        ranked = sorted(scored.items(), key=lambda item: (-item[1], *self._row(index, item[0]).key))[:top_k]
-        return [self._lexical_hit(self._row(index, row), score) for row, score in ranked]
+            scores = index.lexical.score_rows(query.text)
+            pool = self._phrase_candidates(index, phrases, allowed)
+            ranked = self._ranked(index, score_groups(scores, pool), top_k, phrases)
+        else:
+            scores, candidates = index.lexical.top(query.text, top_k, allowed)
+            ranked = self._ranked(index, score_groups(scores, candidates), top_k, ())
+        return [self._lexical_hit(self._row(index, row), float(scores[row])) for row in ranked]
+
+    def _ranked(
+        self, index: _Index, groups: Iterable[list[int]], top_k: int, phrases: tuple[tuple[str, ...], ...]
+    ) -> list[int]:
+        """The first ``top_k`` rows by score, equal scores by ``(document_id, chunk_id)``, that hold every phrase."""
+        chosen: list[int] = []
+        for group in groups:
+            if len(group) > 1:
+                group.sort(key=lambda slot: self._row(index, slot).key)
+            for slot in group:
+                if not phrases or self._has_phrases(index, slot, phrases):
+                    chosen.append(slot)
+                    if len(chosen) == top_k:
+                        return chosen
+        return chosen
 
     def _phrase_candidates(
-        self, index: _Index, phrases: tuple[tuple[str, ...], ...], scored: dict[int, float]
-    ) -> set[int]:
-        words = [word for phrase in phrases for word in phrase]
-        rows = index.lexical.rows_with_all(words)
+        self, index: _Index, phrases: tuple[tuple[str, ...], ...], allowed: npt.NDArray[np.int64] | None
+    ) -> npt.NDArray[np.int64]:
+        """Rows holding every phrase word's terms (the phrase check itself comes later), within ``allowed``."""
+        rows = index.lexical.rows_with_all(word for phrase in phrases for word in phrase)
         if rows is None:  # every phrase word is filtered out (e.g. stop words): check all live rows
-            return {slot for slot, row in enumerate(index.rows) if row is not None}
-        return rows
+            rows = index.lexical.rows()
+        return rows if allowed is None else np.intersect1d(rows, allowed, assume_unique=True)
 
     def _has_phrases(self, index: _Index, slot: int, phrases: tuple[tuple[str, ...], ...]) -> bool:
         tokens = primary_tokens(self._row(index, slot).content)

@@ -1,0 +1,107 @@
+"""InMemoryVectorStore lexical search at scale: off the event loop, a consistent snapshot under
+cancellation, and vectorised scoring."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from typing import Any
+
+import numpy as np
+import pytest
+
+from runiq.rag import IndexSpec, InMemoryVectorStore, StoredDocument, parse_lexical_query
+from runiq.rag.lexical.engine import BM25Index
+from runiq.rag.stores import memory
+from runiq.rag.testing import make_chunks
+
+
+async def _store(texts: dict[str, str]) -> InMemoryVectorStore:
+    store = InMemoryVectorStore()
+    await store.ensure_index(IndexSpec(name="ix", dimensions=None))
+    for doc_id, text in texts.items():
+        await store.replace_document(
+            "ix", StoredDocument(document_id=doc_id, content_hash="h"), make_chunks(doc_id, [text]), None
+        )
+    return store
+
+
+TEXTS = {"a": "alpha beta", "b": "beta gamma", "c": "gamma delta"}
+
+
+@pytest.mark.parametrize(("inline_rows", "on_loop"), [(4096, True), (2, False)])
+async def test_large_indexes_score_in_a_worker_thread(
+    monkeypatch: pytest.MonkeyPatch, inline_rows: int, on_loop: bool
+) -> None:
+    """Scoring runs on the loop only for small indexes; above the threshold it runs in a worker thread."""
+    monkeypatch.setattr(memory, "_INLINE_ROWS", inline_rows)
+    store = await _store(TEXTS)
+    threads: list[threading.Thread] = []
+    top = BM25Index.top
+
+    def spy(self: BM25Index, *args: Any) -> tuple[np.ndarray, np.ndarray]:
+        threads.append(threading.current_thread())
+        return top(self, *args)
+
+    monkeypatch.setattr(BM25Index, "top", spy)
+    hits = await store.lexical_search("ix", parse_lexical_query("beta"), top_k=5)
+    assert [h.document_id for h in hits] == ["a", "b"]
+    assert (threads == [threading.main_thread()]) is on_loop
+
+
+async def test_a_cancelled_search_keeps_writers_out_until_its_thread_ends(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Cancelling a search does not stop its worker thread, so the read lock stays held until the thread
+    returns: a replace issued meanwhile waits instead of changing rows under the running scan."""
+    monkeypatch.setattr(memory, "_INLINE_ROWS", 0)
+    store = await _store(TEXTS)
+    entered, release = threading.Event(), threading.Event()
+    top = BM25Index.top
+
+    def blocking(self: BM25Index, *args: Any) -> tuple[np.ndarray, np.ndarray]:
+        entered.set()
+        assert release.wait(timeout=30)
+        return top(self, *args)
+
+    monkeypatch.setattr(BM25Index, "top", blocking)
+    search = asyncio.create_task(store.lexical_search("ix", parse_lexical_query("beta"), top_k=5))
+    assert await asyncio.to_thread(entered.wait, 30)
+    search.cancel()
+    write = asyncio.create_task(
+        store.replace_document("ix", StoredDocument(document_id="a", content_hash="h2"), make_chunks("a", ["z"]), None)
+    )
+    try:
+        for _ in range(20):
+            await asyncio.sleep(0.01)
+        assert not write.done()
+    finally:
+        release.set()
+    await asyncio.wait_for(write, timeout=30)
+    with pytest.raises(asyncio.CancelledError):
+        await search
+    monkeypatch.setattr(BM25Index, "top", top)
+    assert [h.document_id for h in await store.lexical_search("ix", parse_lexical_query("z"), top_k=5)] == ["a"]
+
+
+async def test_scoring_is_vectorised_not_a_loop_per_posting() -> None:
+    """20,000 chunks that all match the query: a per-posting Python loop needs tens of milliseconds per
+    query (measured 150 ms before vectorising); numpy needs well under one. The bound is 10x generous."""
+    rng = np.random.default_rng(5)
+    words = np.array(["policy", "remote", "travel", "expense", "receipt", "review", "audit", "budget"])
+    store = InMemoryVectorStore()
+    await store.ensure_index(IndexSpec(name="ix", dimensions=None))
+    for start in range(0, 20_000, 1000):
+        texts = [" ".join(rng.choice(words, size=12)) for _ in range(1000)]
+        doc = f"d{start:05d}"
+        await store.replace_document(
+            "ix", StoredDocument(document_id=doc, content_hash="h"), make_chunks(doc, texts), None
+        )
+    query = parse_lexical_query("policy remote travel expense")
+    await store.lexical_search("ix", query, top_k=10)
+    timings = []
+    for _ in range(15):
+        started = time.perf_counter()
+        hits = await store.lexical_search("ix", query, top_k=10)
+        timings.append(time.perf_counter() - started)
+    assert len(hits) == 10
+    assert float(np.median(timings)) < 0.010
