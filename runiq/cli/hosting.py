@@ -22,7 +22,9 @@ def load_settings(config: Path) -> RuniqSettings:
     try:
         return RuniqSettings.load(config)
     except ValueError as exc:  # pydantic validation: name the fields, never echo values
-        raise typer.BadParameter(f"invalid configuration: {_fields(exc)}", param_hint="--config") from None
+        fields = _fields(exc)
+    # Raised outside the handler: the validation error (which holds the values, a DSN for one) is not chained.
+    raise typer.BadParameter(f"invalid configuration: {fields}", param_hint="--config")
 
 
 def _fields(exc: ValueError) -> str:
@@ -41,7 +43,8 @@ def build_host(config: Path) -> Host:
         add_runiq_rag(builder)
         return builder.build()
     except RagError as exc:
-        raise typer.BadParameter(str(exc), param_hint="--config") from None
+        message = str(exc)  # runiq messages are content-free by contract
+    raise typer.BadParameter(message, param_hint="--config")
 
 
 @asynccontextmanager

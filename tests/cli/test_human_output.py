@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
@@ -69,3 +70,18 @@ def test_document_ids_are_printed_literally_with_control_characters_escaped() ->
 def test_plain_escapes_only_what_is_not_printable() -> None:
     assert plain("team/build.md") == "team/build.md"
     assert plain("a\tb\u202ec\x00") == "a\\tb\\u202ec\\x00"
+
+
+def test_an_invalid_configuration_names_fields_and_chains_nothing(tmp_path: Path) -> None:
+    """The settings' validation error holds the values (a DSN with its password): nothing of it is kept."""
+    import typer
+
+    from runiq.cli.hosting import load_settings
+
+    secret = "postgresql://u:CANARY-pw@db/x"
+    config = tmp_path / "runiq.toml"
+    config.write_text(f'[rag.indexes.docs]\nchunking = {{ max_characters = "{secret}" }}\n')
+    with pytest.raises(typer.BadParameter) as caught:
+        load_settings(config)
+    assert caught.value.__context__ is None and caught.value.__cause__ is None
+    assert "CANARY-pw" not in str(caught.value)

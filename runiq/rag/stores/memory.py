@@ -51,6 +51,7 @@ __all__ = ["InMemoryVectorStore", "InMemoryVectorStoreSelection"]
 
 _GROWTH = 1.125  # keeps spare capacity under ~12.5% while growth stays amortised O(1)
 _MIN_CAPACITY = 64
+_THREAD_WRITE_CHARACTERS = 64 * 1024  # larger writes tokenise in a worker thread, off the event loop
 # Below this many rows the thread hop costs more than the product itself.
 _INLINE_ROWS = 4096
 
@@ -148,7 +149,8 @@ class InMemoryVectorStore:
         if len({item.document.document_id for item in items}) != len(items):
             raise RagValidationError("Each document may appear only once in a bulk replace.")
         prepared = [self._prepare_vectors(index, item.chunks, item.vectors) for item in items]
-        async with index.lock.write():
+
+        def apply() -> None:
             for item, vectors in zip(items, prepared, strict=True):
                 self._remove_document(index, item.document.document_id)
                 rows = [
@@ -156,6 +158,19 @@ class InMemoryVectorStore:
                     for i, chunk in enumerate(item.chunks)
                 ]
                 index.documents[item.document.document_id] = (item.document, rows)
+
+        async with index.lock.write():
+            if sum(len(chunk.content) for item in items for chunk in item.chunks) < _THREAD_WRITE_CHARACTERS:
+                apply()
+                return
+            # Tokenising megabytes blocks for seconds: a worker thread does it while the write lock is held.
+            # A cancelled caller still waits for the thread, so the lock never opens on a half-applied batch.
+            applying = asyncio.ensure_future(asyncio.to_thread(apply))
+            try:
+                await asyncio.shield(applying)
+            except asyncio.CancelledError:
+                await applying
+                raise
 
     async def delete_documents(self, index_name: str, document_ids: Sequence[str]) -> int:
         index = self._indexes.get(index_name)

@@ -140,6 +140,36 @@ async def test_ingesting_a_2_mb_whitespace_free_document_never_blocks_the_loop(
     assert len(lags) > 5 and max(lags) < 0.1
 
 
+async def test_the_in_memory_store_indexes_a_large_document_off_the_loop(
+    index_host: Callable[..., Host], source: Any, memory_store: InMemoryVectorStore
+) -> None:
+    """The store's own lexical indexing of 2 MB (seconds of tokenising) runs in a worker thread."""
+    words = random.Random(5).choices(["alpha", "beta", "CS1503", "POL-HR-014", "gamma", "delta"], k=350_000)
+    source.documents = [RagDocument(document_id="big", content=" ".join(words))]
+    host = index_host(
+        lambda index: index.add_source(source).use_embedding("remote").use_vector_store("memory"),
+        embeddings={"remote": RemoteLikeEmbedder(DIMS)},
+        stores={"memory": memory_store},
+    )
+    lags: list[float] = []
+    done = asyncio.Event()
+
+    async def ticker() -> None:
+        loop = asyncio.get_running_loop()
+        while not done.is_set():
+            before = loop.time()
+            await asyncio.sleep(0.01)
+            lags.append(loop.time() - before - 0.01)
+
+    async with host:
+        ticking = asyncio.create_task(ticker())
+        operation = await host.services.get(RagIngestionManager).run("docs")
+        done.set()
+        await ticking
+    assert operation.state is S.COMPLETED and await memory_store.count("docs") == operation.progress.produced_chunks
+    assert len(lags) > 5 and max(lags) < 0.1
+
+
 # -- per-document failures -----------------------------------------------------------------------
 
 
