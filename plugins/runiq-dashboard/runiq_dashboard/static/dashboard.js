@@ -427,14 +427,17 @@
     const current = index.activeOperation || index.lastOperation;
     const key = current ? current.operationId + ":" + current.state : "";
     const stale = Date.now() - state.runsFetchedAt > IDLE_POLL_MS;
-    if (!force && !index.activeOperation && key === state.runsKey && !stale) return;
+    const changed = force || key !== state.runsKey || stale;
+    if (!changed && !index.activeOperation) return;
+    // Runs follow an active run at every poll; the store (counting documents pages through ids) is
+    // asked only when the run changes state, or every 15 s.
     const [runs, store] = await Promise.all([
       getJson(indexUrl(index.name, "/runs?limit=" + RUNS_SHOWN)),
-      getJson(indexUrl(index.name, "/store")),
+      changed ? getJson(indexUrl(index.name, "/store")) : Promise.resolve({ ok: false, skipped: true }),
     ]);
     if (index.name !== state.selected) return; // the user moved on meanwhile
     state.runsKey = key;
-    state.runsFetchedAt = Date.now();
+    if (changed) state.runsFetchedAt = Date.now();
     if (!runs.ok) {
       state.runs = [];
       renderRuns(await problemText(runs.response));
