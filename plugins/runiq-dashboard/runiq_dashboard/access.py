@@ -1,10 +1,12 @@
 """The access policy, enforced on every dashboard route (page, assets, API, OpenAPI) by one dependency.
 
-The role a request needs follows from its method: ``GET``/``HEAD`` need ``read``, anything else
-(start, cancel) needs ``operate``. A policy answers ALLOWED, UNAUTHENTICATED (401) or FORBIDDEN (403);
-the dependency turns the last two into fixed problem documents. Unsafe requests additionally must not
-come from a foreign browser origin, because browsers attach HTTP Basic credentials (and reach
-loopback servers) on their own: without that check any web page could start ingestions.
+The role a request needs follows from its route, else its method: the query route needs ``query``
+(:data:`ROUTE_ROLES`); otherwise ``GET``/``HEAD`` need ``read`` and anything else (start, cancel) needs
+``operate``. A policy answers ALLOWED, UNAUTHENTICATED (401) or FORBIDDEN (403); the dependency turns
+the last two into fixed problem documents, and refuses ``query`` with 403 while querying is off.
+Unsafe requests additionally must not come from a foreign browser origin, because browsers attach
+HTTP Basic credentials (and reach loopback servers) on their own: without that check any web page
+could start ingestions or read chunk text.
 """
 
 from __future__ import annotations
@@ -29,7 +31,9 @@ __all__ = [
     "AccessPolicy",
     "CredentialAccessPolicy",
     "LoopbackAccessPolicy",
+    "ROUTE_ROLES",
     "access_dependency",
+    "granted_roles",
     "policy_for",
     "required_role",
 ]
@@ -37,6 +41,9 @@ __all__ = [
 log = structlog.get_logger(__name__)
 
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+QUERY_ROUTE = "rag_query"
+# Routes whose role is not the one their method implies, by route name.
+ROUTE_ROLES: dict[str, DashboardRole] = {QUERY_ROUTE: DashboardRole.QUERY}
 
 
 class AccessOutcome(StrEnum):
@@ -52,12 +59,28 @@ class AccessPolicy(Protocol):
     async def authorize(self, request: Request, role: DashboardRole) -> AccessOutcome: ...
 
 
-def required_role(method: str) -> DashboardRole:
+def required_role(method: str, route_name: str | None = None) -> DashboardRole:
+    """The role a request needs: its route's (:data:`ROUTE_ROLES`), else ``read`` for safe methods and
+    ``operate`` for the others. Routing's own 404/405 answers have no route: their method decides."""
+    if route_name is not None and route_name in ROUTE_ROLES:
+        return ROUTE_ROLES[route_name]
     return DashboardRole.READ if method.upper() in _SAFE_METHODS else DashboardRole.OPERATE
 
 
+def _route_name(request: Request) -> str | None:
+    """The name of the route that will answer, or None. A 405 still has the path's route in its scope,
+    but no route answers it: its method decides the role, as for a 404."""
+    route = request.scope.get("route")
+    methods = getattr(route, "methods", None) or ()
+    if request.method not in methods:
+        return None
+    name = getattr(route, "name", None)
+    return name if isinstance(name, str) else None
+
+
 def _grants(roles: frozenset[DashboardRole], role: DashboardRole) -> bool:
-    return role in roles or DashboardRole.OPERATE in roles
+    """Every role implies ``read``; ``operate`` and ``query`` imply nothing else."""
+    return role is DashboardRole.READ or role in roles
 
 
 class CredentialAccessPolicy:
@@ -73,20 +96,25 @@ class CredentialAccessPolicy:
         )
 
     async def authorize(self, request: Request, role: DashboardRole) -> AccessOutcome:
-        presented = _presented_secret(request)
-        if presented is None:
-            return AccessOutcome.UNAUTHENTICATED
-        digest = hashlib.sha256(presented).digest()
-        matched: DashboardCredential | None = None
-        for expected, credential in self._credentials:
-            if hmac.compare_digest(digest, expected):
-                matched = credential
+        matched = self.credential_of(request)
         if matched is None:
             return AccessOutcome.UNAUTHENTICATED
         if not _grants(matched.roles, role):
             log.info("dashboard.access_denied", credential=matched.name, role=role.value, outcome="missing_role")
             return AccessOutcome.FORBIDDEN
         return AccessOutcome.ALLOWED
+
+    def credential_of(self, request: Request) -> DashboardCredential | None:
+        """The configured credential the request presents, or None (nothing, or a key nobody issued)."""
+        presented = _presented_secret(request)
+        if presented is None:
+            return None
+        digest = hashlib.sha256(presented).digest()
+        matched: DashboardCredential | None = None
+        for expected, credential in self._credentials:
+            if hmac.compare_digest(digest, expected):
+                matched = credential
+        return matched
 
 
 def _presented_secret(request: Request) -> bytes | None:
@@ -150,23 +178,44 @@ def _same_origin(request: Request, trusted: tuple[str, ...]) -> bool:
     return origin in trusted or origin in (f"http://{host}", f"https://{host}")
 
 
-def access_dependency(options: DashboardOptions) -> Callable[[Request], Awaitable[None]]:
-    """The one dependency attached to the dashboard's router: every route passes through it."""
-    policy = policy_for(options)
+def access_dependency(
+    options: DashboardOptions, policy: AccessPolicy | None = None
+) -> Callable[[Request], Awaitable[None]]:
+    """The one dependency attached to the dashboard's router: every route passes through it.
+    ``policy``: the one :func:`policy_for` made for ``options``, when the caller keeps it too."""
+    policy = policy if policy is not None else policy_for(options)
     trusted = options.trusted_origins
 
     async def enforce_access(request: Request) -> None:
-        role = required_role(request.method)
+        role = required_role(request.method, _route_name(request))
         outcome = await policy.authorize(request, role)
         if outcome is AccessOutcome.UNAUTHENTICATED:
             raise ProblemError(unauthenticated(browser=_is_page(request, options.base_path)))
         if outcome is not AccessOutcome.ALLOWED:
             raise ProblemError(forbidden())
-        if role is DashboardRole.OPERATE and not _same_origin(request, trusted):
+        if role is DashboardRole.QUERY and not options.enable_query:
+            log.info("dashboard.access_denied", role=role.value, outcome="query_disabled")
+            raise ProblemError(forbidden())
+        if role is not DashboardRole.READ and not _same_origin(request, trusted):
             log.info("dashboard.access_denied", role=role.value, outcome="cross_origin")
             raise ProblemError(forbidden())
 
     return enforce_access
+
+
+async def granted_roles(policy: AccessPolicy, request: Request, options: DashboardOptions) -> list[DashboardRole]:
+    """What the caller of an allowed ``read`` request may also do, for the page to offer only that.
+
+    The built-in credential policy answers from the matched credential without logging denials; any
+    other policy is asked for each role (``query`` only while querying is on).
+    """
+    wanted = [DashboardRole.OPERATE] + ([DashboardRole.QUERY] if options.enable_query else [])
+    if isinstance(policy, CredentialAccessPolicy):
+        credential = policy.credential_of(request)
+        held = credential.roles if credential is not None else frozenset()
+        return [DashboardRole.READ, *(role for role in wanted if role in held)]
+    allowed = [role for role in wanted if await policy.authorize(request, role) is AccessOutcome.ALLOWED]
+    return [DashboardRole.READ, *allowed]
 
 
 def _is_page(request: Request, base_path: str) -> bool:

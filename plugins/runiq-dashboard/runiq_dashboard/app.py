@@ -13,13 +13,14 @@ exception logs (which carry the message) are off for the same reason.
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, FastAPI
+from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.responses import JSONResponse
 from starlette.types import ASGIApp
 
 from runiq.hosting import Host
-from runiq.rag import IndexRegistry, RagIngestionManager
-from runiq_dashboard.access import access_dependency
+from runiq_dashboard.access import access_dependency, granted_roles, policy_for
+from runiq_dashboard.context import rag_services
+from runiq_dashboard.dto import AccessDto
 from runiq_dashboard.middleware import around_application
 from runiq_dashboard.options import DashboardOptions
 from runiq_dashboard.page import page_router
@@ -49,7 +50,8 @@ def create_dashboard_app(host: Host, options: DashboardOptions | None = None) ->
     """
     resolved = options_for(host, options)
     base = resolved.base_path
-    enforce_access = access_dependency(resolved)
+    policy = policy_for(resolved)
+    enforce_access = access_dependency(resolved, policy)
     app = _DashboardApp(
         title=resolved.title,
         version=_version(),
@@ -63,8 +65,15 @@ def create_dashboard_app(host: Host, options: DashboardOptions | None = None) ->
     install_problem_handlers(app, enforce_access)
 
     api = APIRouter(prefix=f"{base}/api")
-    if IndexRegistry in host.services and RagIngestionManager in host.services:
-        api.include_router(rag_router(host.services.get(IndexRegistry), host.services.get(RagIngestionManager)))
+    rag = rag_services(host, resolved, policy)
+    if rag is not None:
+        api.include_router(rag_router(rag))
+
+    @api.get("/access", response_model=AccessDto, tags=["access"])
+    async def get_access(request: Request) -> AccessDto:
+        """What the caller may do besides reading: the page offers Start/Cancel and the query playground
+        only to callers holding operate and query."""
+        return AccessDto(roles=[role.value for role in await granted_roles(policy, request, resolved)])
 
     @api.get("/openapi.json", include_in_schema=False)
     async def openapi_document() -> JSONResponse:

@@ -2,22 +2,35 @@
 
 Nothing here holds a domain object: every field is a primitive filled by
 :mod:`runiq_dashboard.projection`. Source and document identities are SHA-256 hashes (they may be
-paths); provider options (which may hold DSNs or keys) are never projected, only the provider's
-registered name and its selection's display name; failure messages are one fixed text. Enumerations
-use runiq's own values (``"manual"``, ``"not_initialized"``, ``"running"``). Readiness (is the index
-usable?) and operation state (what is the current/last run doing?) are separate fields.
+paths); a failed document's own id is added only for callers with the ``query`` role, who may see
+document ids and chunk text anyway. Provider options (which may hold DSNs or keys) are never
+projected, only the provider's registered name and its selection's display name; failure messages
+are one fixed text. Enumerations use runiq's own values (``"manual"``, ``"not_initialized"``,
+``"running"``). Readiness (is the index usable?) and operation state (what is the current/last run
+doing?) are separate fields.
+
+The query endpoint is the exception to camelCase: it takes and answers the snake_case documents of
+``runiq query`` (:class:`RagQueryRequestDto`, and :class:`runiq.cli.output.QueryOutput`, the one
+definition of a query result's shape, which ``runiq query --server`` parses).
 """
 
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
 from pydantic.alias_generators import to_camel
+
+from runiq.rag import MAX_CANDIDATES, RagRetrievalMode
+from runiq.rag.retrieval.query import MAX_QUERY_CHARACTERS
 
 __all__ = [
     "FAILURE_MESSAGE",
+    "MAX_FILTERS",
+    "AccessDto",
     "ProblemDto",
+    "RagFailedDocumentDto",
     "RagFailureDto",
     "RagIndexConfigurationDto",
     "RagIndexDetailDto",
@@ -26,10 +39,17 @@ __all__ = [
     "RagIndexRuntimeStatusDto",
     "RagOperationDto",
     "RagProgressDto",
+    "RagQueryRequestDto",
+    "RagRunDto",
+    "RagRunFailuresDto",
     "RagSourceDto",
+    "RagStoreDto",
 ]
 
 FAILURE_MESSAGE = "The ingestion operation failed. Review server logs using the operation identity."
+MAX_FILTERS = 32
+MAX_FILTER_KEY_CHARACTERS = 256
+MAX_FILTER_VALUE_CHARACTERS = 4096
 
 
 class _Dto(BaseModel):
@@ -55,6 +75,9 @@ class RagIndexConfigurationDto(_Dto):
     default_retrieval_mode: str
     chunk_size: int
     chunk_overlap: int
+    embedding_batch_size: int
+    embedding_concurrency: int
+    embedding_timeout_seconds: float | None = None
 
 
 class RagProgressDto(_Dto):
@@ -86,7 +109,66 @@ class RagOperationDto(_Dto):
     started_at: datetime
     completed_at: datetime | None = None
     duration_milliseconds: float = Field(description="Elapsed time so far while running.")
+    updated_at: datetime = Field(
+        description="When the counters last changed (while running, as this server saw them), else completedAt."
+    )
     progress: RagProgressDto
+
+
+class RagRunDto(RagOperationDto):
+    """One run of the history: the operation plus what its failed-document list holds."""
+
+    listed_failures: int = Field(description="Failed documents listed (the first 1,000); failedDocuments counts all.")
+    last_failure_code: str | None = None
+
+
+class RagFailedDocumentDto(_Dto):
+    code: str = Field(description="Why the document failed, for example 'undecodable'.")
+    document_identity: str | None = Field(default=None, description="Uppercase hex SHA-256 of the document id.")
+    document_id: str | None = Field(
+        default=None, description="The document id (a path for directory sources): only for the query role."
+    )
+    source_type: str | None = None
+    timestamp: datetime
+
+
+class RagRunFailuresDto(_Dto):
+    operation_id: str
+    index_name: str
+    state: str
+    failed_documents: int = Field(description="Every failed document of the run (exact).")
+    truncated: bool = Field(description="True when failedDocuments is more than the listed failures.")
+    failures: list[RagFailedDocumentDto]
+
+
+class RagStoreDto(_Dto):
+    healthy: bool
+    reason: str | None = Field(default=None, description="A fixed reason code when unhealthy, e.g. 'unreachable'.")
+    chunk_count: int | None = Field(default=None, description="Chunks stored; null when the store cannot say.")
+    document_count: int | None = Field(default=None, description="Documents stored, counted up to a cap.")
+    document_count_exact: bool = Field(description="False when documentCount stopped at the cap (show it as 'N+').")
+
+
+class AccessDto(_Dto):
+    roles: list[str] = Field(description="What the caller may do: read, and operate and query when granted.")
+
+
+_FilterKey = Annotated[StrictStr, Field(min_length=1, max_length=MAX_FILTER_KEY_CHARACTERS)]
+_FilterString = Annotated[StrictStr, Field(max_length=MAX_FILTER_VALUE_CHARACTERS)]
+_FilterValue = _FilterString | StrictBool | StrictInt | StrictFloat
+
+
+class RagQueryRequestDto(BaseModel):
+    """``POST .../query``: what ``runiq query --server`` sends (snake_case)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", hide_input_in_errors=True)
+
+    text: StrictStr = Field(min_length=1, max_length=MAX_QUERY_CHARACTERS)
+    mode: RagRetrievalMode | None = Field(default=None, description="Omitted or null: the index's default mode.")
+    top_k: StrictInt = Field(default=5, ge=1, le=MAX_CANDIDATES)
+    filters: dict[_FilterKey, _FilterValue] | None = Field(
+        default=None, max_length=MAX_FILTERS, description="Metadata equality filters, all must match."
+    )
 
 
 class RagIndexRuntimeStatusDto(_Dto):

@@ -24,8 +24,9 @@ _ORIGIN = re.compile(r"^https?://[A-Za-z0-9.\-\[\]:]+$")
 
 
 class DashboardRole(StrEnum):
-    READ = "read"  # GET and HEAD: the page, index metadata, status
-    OPERATE = "operate"  # every other method (start, cancel); implies READ
+    READ = "read"  # GET and HEAD: the page, index metadata, status, run history, failed documents' codes
+    OPERATE = "operate"  # start and cancel ingestion; implies READ
+    QUERY = "query"  # the query endpoint and playground: chunk text and document ids leave the server; implies READ
 
 
 class DashboardCredential(BaseModel):
@@ -75,6 +76,10 @@ class DashboardOptions(BaseModel):
       or whose ``Host`` header is not a loopback name (a DNS-rebinding guard), are refused with 403;
       loopback clients may read and operate. Behind a reverse proxy on the same machine every request
       looks local, so configure credentials there.
+
+    Querying (``POST .../query`` and the page's playground) returns chunk text and document ids: it is
+    off unless ``enable_query`` is set, and then needs the ``query`` role (loopback clients of the
+    default policy have it). A credential with the ``query`` role while querying is off is rejected.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True, hide_input_in_errors=True)
@@ -85,6 +90,16 @@ class DashboardOptions(BaseModel):
     trusted_origins: tuple[str, ...] = Field(
         default=(),
         description="Extra browser origins (scheme://host[:port]) allowed to send start/cancel requests.",
+    )
+    enable_query: bool = Field(
+        default=False,
+        description="Serve POST {base}/api/rag/indexes/{name}/query and the page's playground (content egress).",
+    )
+    query_rate_limit: int = Field(
+        default=60,
+        ge=1,
+        le=100_000,
+        description="Queries per minute the dashboard answers, all callers together (a token bucket of this size).",
     )
     access_policy: Any = Field(default=None, exclude=True, repr=False)
 
@@ -110,6 +125,8 @@ class DashboardOptions(BaseModel):
         names = [c.name for c in self.credentials]
         if len(set(names)) != len(names):
             raise ValueError("credential names must be unique")
+        if not self.enable_query and any(DashboardRole.QUERY in c.roles for c in self.credentials):
+            raise ValueError("a credential has the query role but enable_query is off: turn it on or drop the role")
         if self.access_policy is not None:
             if not isinstance(self.access_policy, AccessPolicy):
                 raise ValueError("access_policy must implement AccessPolicy (async authorize(request, role))")
@@ -119,8 +136,8 @@ class DashboardOptions(BaseModel):
 
     @classmethod
     def from_environment(cls) -> DashboardOptions:
-        """Read ``RUNIQ_DASHBOARD__BASE_PATH``, ``__TITLE``, ``__CREDENTIALS`` (JSON list) and
-        ``__TRUSTED_ORIGINS`` (JSON list)."""
+        """Read ``RUNIQ_DASHBOARD__BASE_PATH``, ``__TITLE``, ``__CREDENTIALS`` (JSON list),
+        ``__TRUSTED_ORIGINS`` (JSON list), ``__ENABLE_QUERY`` and ``__QUERY_RATE_LIMIT``."""
         return cls.model_validate(_EnvironmentOptions().model_dump(exclude_unset=True))
 
 
@@ -133,3 +150,5 @@ class _EnvironmentOptions(BaseSettings):
     title: str = "Runiq Dashboard"
     credentials: tuple[DashboardCredential, ...] = ()
     trusted_origins: tuple[str, ...] = ()
+    enable_query: bool = False
+    query_rate_limit: int = 60

@@ -23,10 +23,18 @@ __all__ = [
     "active_operation_conflict",
     "forbidden",
     "index_not_found",
+    "index_not_ingested",
     "install_problem_handlers",
     "internal_error",
+    "invalid_request",
+    "lexical_not_supported",
     "method_not_allowed",
     "no_active_operation",
+    "rate_limited",
+    "request_too_large",
+    "retrieval_failed",
+    "run_not_found",
+    "store_unavailable",
     "unauthenticated",
 ]
 
@@ -83,6 +91,40 @@ def ingestion_unavailable() -> Problem:
     return Problem(503, "IngestionUnavailable", "The ingestion runtime is not running.")
 
 
+def run_not_found() -> Problem:
+    return Problem(404, "RagRunNotFound", "The ingestion run is not among the index's recent runs.")
+
+
+def store_unavailable() -> Problem:
+    return Problem(503, "StoreUnavailable", "The index's store could not be read.")
+
+
+def invalid_request() -> Problem:
+    return Problem(422, "InvalidRequest", "The request is not valid.")
+
+
+def request_too_large() -> Problem:
+    return Problem(413, "RequestTooLarge", "The request body is too large.")
+
+
+def rate_limited(retry_after_seconds: int) -> Problem:
+    return Problem(
+        429, "RateLimited", "Too many queries; try again shortly.", headers={"Retry-After": str(retry_after_seconds)}
+    )
+
+
+def lexical_not_supported() -> Problem:
+    return Problem(422, "LexicalNotSupported", "The index's store does not support lexical search.")
+
+
+def index_not_ingested() -> Problem:
+    return Problem(409, "RagIndexNotIngested", "The index holds no data yet: run ingestion first.")
+
+
+def retrieval_failed() -> Problem:
+    return Problem(503, "RetrievalFailed", "The index could not be searched.")
+
+
 def endpoint_not_found() -> Problem:
     return Problem(404, "EndpointNotFound", "Runiq endpoint was not found.")
 
@@ -115,7 +157,7 @@ def install_problem_handlers(app: FastAPI, enforce_access: Callable[[Request], A
 
     async def on_validation(request: Request, exc: Exception) -> JSONResponse:
         # FastAPI's default body echoes the offending input; ours does not.
-        return Problem(422, "InvalidRequest", "The request is not valid.").response()
+        return invalid_request().response()
 
     async def on_http(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, StarletteHTTPException)

@@ -118,7 +118,12 @@ def build_host(secret_dir: Path, **builder_options: Any) -> Host:
             )
             .add_index(
                 "slow",
-                lambda index: index.use_documents(slow_documents).use_embedding("slow").use_in_memory_vector_store(),
+                lambda index: (
+                    index.use_documents(slow_documents)
+                    .use_embedding("slow")
+                    .configure_embedding_batching(batch_size=4, concurrency=1)
+                    .use_in_memory_vector_store()
+                ),
             )
             .add_index(
                 "broken",

@@ -1,4 +1,4 @@
-"""The access policy on every endpoint: credentials with read/operate roles, and the loopback default."""
+"""The access policy on every endpoint: credentials with read/operate/query roles, and the loopback default."""
 
 from __future__ import annotations
 
@@ -6,10 +6,12 @@ import base64
 
 import httpx
 import pytest
+import structlog
 from pydantic import ValidationError
 from starlette.requests import Request
 
 from runiq.hosting import Host
+from runiq.rag import RagIngestionManager
 from runiq.rag.testing import CANARY
 from runiq_dashboard import (
     AccessOutcome,
@@ -21,14 +23,20 @@ from runiq_dashboard import (
 
 READ_KEY = "read-key-0123456789abcdef"
 OPERATE_KEY = "operate-key-0123456789abcdef"
+QUERY_KEY = "query-key-0123456789abcdef"
 
-# (method, path, role it needs). Kept complete by test_every_route_is_listed_and_guarded.
+# (method, path, role it needs). Kept complete by test_every_api_operation_is_covered_by_the_denial_tests.
 ENDPOINTS = [
+    ("GET", "/runiq/api/access", DashboardRole.READ),
     ("GET", "/runiq/api/rag/indexes", DashboardRole.READ),
     ("GET", "/runiq/api/rag/indexes/docs", DashboardRole.READ),
     ("GET", "/runiq/api/rag/indexes/docs/status", DashboardRole.READ),
+    ("GET", "/runiq/api/rag/indexes/docs/runs", DashboardRole.READ),
+    ("GET", "/runiq/api/rag/indexes/docs/runs/none/failures", DashboardRole.READ),
+    ("GET", "/runiq/api/rag/indexes/docs/store", DashboardRole.READ),
     ("POST", "/runiq/api/rag/indexes/docs/ingestion/start", DashboardRole.OPERATE),
     ("POST", "/runiq/api/rag/indexes/docs/ingestion/cancel", DashboardRole.OPERATE),
+    ("POST", "/runiq/api/rag/indexes/docs/query", DashboardRole.QUERY),
     ("GET", "/runiq/api/openapi.json", DashboardRole.READ),
     ("GET", "/runiq/api/unknown", DashboardRole.READ),
     ("GET", "/runiq", DashboardRole.READ),
@@ -54,7 +62,9 @@ def keyed_options() -> DashboardOptions:
         credentials=(
             DashboardCredential(name="viewer", secret=READ_KEY, roles=frozenset({DashboardRole.READ})),
             DashboardCredential(name="operator", secret=OPERATE_KEY, roles=frozenset({DashboardRole.OPERATE})),
-        )
+            DashboardCredential(name="searcher", secret=QUERY_KEY, roles=frozenset({DashboardRole.QUERY})),
+        ),
+        enable_query=True,
     )
 
 
@@ -71,7 +81,11 @@ async def test_every_api_operation_is_covered_by_the_denial_tests(api: httpx.Asy
     """ENDPOINTS lists every operation of the generated OpenAPI document, so each gets denial tests."""
     paths = (await api.get("/runiq/api/openapi.json")).json()["paths"]
     operations = {(method.upper(), path) for path, item in paths.items() for method in item}
-    listed = {(method, path.replace("/docs", "/{index_name}")) for method, path, _ in ENDPOINTS if "/rag/" in path}
+    listed = {
+        (method, path.replace("/docs", "/{index_name}").replace("/runs/none/", "/runs/{operation_id}/"))
+        for method, path, _ in ENDPOINTS
+        if path.startswith("/runiq/api/") and not path.endswith(("/openapi.json", "/unknown"))
+    }
     assert operations == listed
 
 
@@ -103,9 +117,9 @@ async def test_missing_or_unknown_credentials_are_401_everywhere(
 async def test_read_role_reads_but_cannot_operate(
     keyed_app, client_for, method: str, path: str, role: DashboardRole
 ) -> None:  # type: ignore[no-untyped-def]
-    """A read key passes every GET and gets a fixed 403 on start and cancel."""
+    """A read key passes every GET and gets a fixed 403 on start, cancel and query."""
     response = await client_for(keyed_app, headers={"Authorization": f"Bearer {READ_KEY}"}).request(method, path)
-    if role is DashboardRole.OPERATE:
+    if role is not DashboardRole.READ:
         assert response.status_code == 403
         assert response.json() == FORBIDDEN
     else:
@@ -118,12 +132,29 @@ async def test_read_role_reads_but_cannot_operate(
     [{"Authorization": f"Bearer {OPERATE_KEY}"}, {"X-API-Key": OPERATE_KEY}, {"Authorization": basic(OPERATE_KEY)}],
     ids=["bearer", "api-key", "basic"],
 )
-async def test_operate_role_may_do_everything(
+async def test_operate_role_may_do_everything_but_query(
     keyed_app, client_for, method: str, path: str, role: DashboardRole, headers: dict[str, str]
 ) -> None:  # type: ignore[no-untyped-def]
-    """Operate implies read; the key is accepted as bearer token, X-API-Key or Basic password."""
+    """Operate implies read, not query; the key is accepted as bearer token, X-API-Key or Basic password."""
     response = await client_for(keyed_app, headers=headers).request(method, path)
-    assert response.status_code not in (401, 403)
+    if role is DashboardRole.QUERY:
+        assert response.status_code == 403
+        assert response.json() == FORBIDDEN
+    else:
+        assert response.status_code not in (401, 403)
+
+
+@pytest.mark.parametrize(("method", "path", "role"), ENDPOINTS, ids=ENDPOINT_IDS)
+async def test_query_role_reads_and_queries_but_cannot_operate(
+    keyed_app, client_for, method: str, path: str, role: DashboardRole
+) -> None:  # type: ignore[no-untyped-def]
+    """Query implies read; it is not operate."""
+    response = await client_for(keyed_app, headers={"X-API-Key": QUERY_KEY}).request(method, path)
+    if role is DashboardRole.OPERATE:
+        assert response.status_code == 403
+        assert response.json() == FORBIDDEN
+    else:
+        assert response.status_code not in (401, 403)
 
 
 async def test_operate_key_starts_and_the_read_key_sees_it(keyed_app, client_for) -> None:  # type: ignore[no-untyped-def]
@@ -139,11 +170,24 @@ async def test_operate_key_starts_and_the_read_key_sees_it(keyed_app, client_for
 
 
 @pytest.mark.parametrize(("method", "path", "role"), ENDPOINTS, ids=ENDPOINT_IDS)
-async def test_default_policy_allows_loopback_clients(
+async def test_default_policy_allows_loopback_clients_all_but_query(
     api: httpx.AsyncClient, method: str, path: str, role: DashboardRole
 ) -> None:
-    """Nothing configured: a loopback client may read and operate without credentials."""
+    """Nothing configured: a loopback client may read and operate without credentials; querying is off."""
     response = await api.request(method, path)
+    if role is DashboardRole.QUERY:
+        assert response.status_code == 403
+        assert response.json() == FORBIDDEN
+    else:
+        assert response.status_code not in (401, 403)
+
+
+@pytest.mark.parametrize(("method", "path", "role"), ENDPOINTS, ids=ENDPOINT_IDS)
+async def test_loopback_clients_may_query_once_it_is_enabled(
+    host: Host, client_for, method: str, path: str, role: DashboardRole
+) -> None:  # type: ignore[no-untyped-def]
+    """enable_query with the default policy: loopback clients hold every role."""
+    response = await client_for(create_dashboard_app(host, DashboardOptions(enable_query=True))).request(method, path)
     assert response.status_code not in (401, 403)
 
 
@@ -286,10 +330,12 @@ async def test_several_or_non_ascii_host_headers_are_forbidden(host: Host, clien
     [{"Origin": "https://evil.example"}, {"Origin": "null"}, {"Sec-Fetch-Site": "cross-site"}],
     ids=["foreign-origin", "null-origin", "cross-site-fetch"],
 )
-@pytest.mark.parametrize("action", ["start", "cancel"])
-async def test_cross_site_commands_are_forbidden(api: httpx.AsyncClient, headers: dict[str, str], action: str) -> None:
-    """A web page cannot make the user's browser start or cancel ingestion (CSRF)."""
-    response = await api.post(f"/runiq/api/rag/indexes/docs/ingestion/{action}", headers=headers)
+@pytest.mark.parametrize("action", ["ingestion/start", "ingestion/cancel", "query"])
+async def test_cross_site_commands_are_forbidden(host: Host, client_for, headers: dict[str, str], action: str) -> None:  # type: ignore[no-untyped-def]
+    """A web page cannot make the user's browser start or cancel ingestion or read chunk text (CSRF)."""
+    api = client_for(create_dashboard_app(host, DashboardOptions(enable_query=True)))
+    body = {"text": "handbook", "mode": "lexical"}
+    response = await api.post(f"/runiq/api/rag/indexes/docs/{action}", headers=headers, json=body)
     assert response.status_code == 403
     assert response.json() == FORBIDDEN
 
@@ -378,3 +424,87 @@ def test_options_validation() -> None:
         DashboardOptions(credentials=(twice,), access_policy=Anyone())
     with pytest.raises(ValidationError):
         DashboardOptions(trusted_origins=("https://ops.example/path",))
+
+
+@pytest.mark.parametrize(
+    ("headers", "roles"),
+    [
+        ({"X-API-Key": READ_KEY}, ["read"]),
+        ({"X-API-Key": OPERATE_KEY}, ["read", "operate"]),
+        ({"Authorization": basic(QUERY_KEY)}, ["read", "query"]),
+    ],
+    ids=["read", "operate", "query"],
+)
+async def test_access_endpoint_names_the_roles_of_the_key(keyed_app, client_for, headers, roles) -> None:  # type: ignore[no-untyped-def]
+    """The page learns what to offer; asking logs no denial (it is not one)."""
+    with structlog.testing.capture_logs() as events:
+        response = await client_for(keyed_app, headers=headers).get("/runiq/api/access")
+    assert response.status_code == 200
+    assert response.json() == {"roles": roles}
+    assert [e for e in events if e["event"] == "dashboard.access_denied"] == []
+
+
+@pytest.mark.parametrize(
+    ("enable_query", "roles"), [(False, ["read", "operate"]), (True, ["read", "operate", "query"])]
+)
+async def test_access_endpoint_for_loopback_clients(host: Host, client_for, enable_query: bool, roles) -> None:  # type: ignore[no-untyped-def]
+    """The default policy grants loopback clients operate, and query only once it is enabled."""
+    app = create_dashboard_app(host, DashboardOptions(enable_query=enable_query))
+    assert (await client_for(app).get("/runiq/api/access")).json() == {"roles": roles}
+
+
+async def test_a_refused_query_is_refused_before_its_body_is_read(host: Host, keyed_app, client_for) -> None:  # type: ignore[no-untyped-def]
+    """A body past the 256 KiB cap is 413 only for a caller that may query: others get 401/403 first."""
+    big = {"text": "x" * 300_000}
+    path = "/runiq/api/rag/indexes/docs/query"
+    assert (await client_for(keyed_app).post(path, json=big)).status_code == 401
+    assert (await client_for(keyed_app, headers={"X-API-Key": OPERATE_KEY}).post(path, json=big)).status_code == 403
+    assert (await client_for(create_dashboard_app(host)).post(path, json=big)).status_code == 403
+    assert (await client_for(keyed_app, headers={"X-API-Key": QUERY_KEY}).post(path, json=big)).status_code == 413
+
+
+async def test_query_denials_are_logged_without_the_query(host: Host, keyed_app, client_for) -> None:  # type: ignore[no-untyped-def]
+    """Disabled querying and a missing role are logged as outcomes, with the credential's name only."""
+    body = {"text": f"what about {CANARY}", "mode": "lexical"}
+    path = "/runiq/api/rag/indexes/docs/query"
+    with structlog.testing.capture_logs() as events:
+        await client_for(keyed_app, headers={"X-API-Key": READ_KEY}).post(path, json=body)
+        await client_for(create_dashboard_app(host)).post(path, json=body)
+    denials = [
+        (e.get("credential"), e["role"], e["outcome"]) for e in events if e["event"] == "dashboard.access_denied"
+    ]
+    assert denials == [("viewer", "query", "missing_role"), (None, "query", "query_disabled")]
+    assert CANARY not in repr(events)
+
+
+def test_a_query_credential_needs_querying_enabled() -> None:
+    """Querying is off unless configured: a key holding the query role without enable_query is rejected."""
+    searcher = DashboardCredential(name="searcher", secret=QUERY_KEY, roles=frozenset({DashboardRole.QUERY}))
+    with pytest.raises(ValidationError, match="enable_query"):
+        DashboardOptions(credentials=(searcher,))
+    assert DashboardOptions(credentials=(searcher,), enable_query=True).enable_query
+
+
+async def test_a_custom_policy_is_asked_for_the_query_role(host: Host, client_for) -> None:  # type: ignore[no-untyped-def]
+    """The role a custom policy is asked about is 'query' for the query route, whatever its method."""
+    asked: list[DashboardRole] = []
+
+    class ProxyPolicy:
+        async def authorize(self, request: Request, role: DashboardRole) -> AccessOutcome:
+            asked.append(role)
+            user = request.headers.get("x-proxy-user")
+            return (
+                AccessOutcome.ALLOWED
+                if role is not DashboardRole.QUERY or user == "searcher"
+                else AccessOutcome.FORBIDDEN
+            )
+
+    app = create_dashboard_app(host, DashboardOptions(access_policy=ProxyPolicy(), enable_query=True))
+    await host.services.get(RagIngestionManager).run("docs")
+    body = {"text": "handbook", "mode": "lexical"}
+    path = "/runiq/api/rag/indexes/docs/query"
+    assert (await client_for(app, headers={"X-Proxy-User": "admin"}).post(path, json=body)).status_code == 403
+    assert (await client_for(app, headers={"X-Proxy-User": "searcher"}).post(path, json=body)).status_code == 200
+    assert asked == [DashboardRole.QUERY, DashboardRole.QUERY]
+    roles = (await client_for(app, headers={"X-Proxy-User": "searcher"}).get("/runiq/api/access")).json()["roles"]
+    assert roles == ["read", "operate", "query"]

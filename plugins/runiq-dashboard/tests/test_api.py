@@ -1,4 +1,4 @@
-"""The five RAG management endpoints: success, 404 and 409 cases, DTO shapes (reference §2.18)."""
+"""The RAG management endpoints of reference §2.18: success, 404 and 409 cases, DTO shapes."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ OPERATION_FIELDS = {
     "startedAt",
     "completedAt",
     "durationMilliseconds",
+    "updatedAt",
     "progress",
 }
 
@@ -69,6 +70,9 @@ async def test_list_projects_every_index_in_registration_order(api: httpx.AsyncC
         "defaultRetrievalMode": "semantic",
         "chunkSize": 1000,
         "chunkOverlap": 100,
+        "embeddingBatchSize": 64,
+        "embeddingConcurrency": 2,
+        "embeddingTimeoutSeconds": 60.0,  # the default per-call embedding timeout
     }
     nightly = body[1]["configuration"]
     assert nightly["ingestionStrategy"] == "scheduled"
@@ -111,6 +115,9 @@ async def test_detail_has_overview_sources_configuration_and_runtime(api: httpx.
     [
         ("GET", ""),
         ("GET", "/status"),
+        ("GET", "/runs"),
+        ("GET", "/runs/any/failures"),
+        ("GET", "/store"),
         ("POST", "/ingestion/start"),
         ("POST", "/ingestion/cancel"),
     ],
@@ -294,17 +301,29 @@ async def test_unknown_api_path_and_unknown_asset_are_fixed_404s(api: httpx.Asyn
         }
 
 
-async def test_openapi_document_lists_the_five_endpoints(api: httpx.AsyncClient) -> None:
+async def test_openapi_document_lists_every_endpoint(api: httpx.AsyncClient) -> None:
     """The generated OpenAPI document is served under the API base, behind the policy."""
     response = await api.get("/runiq/api/openapi.json")
     assert response.status_code == 200
     paths = response.json()["paths"]
     assert set(paths) == {
+        "/runiq/api/access",
         "/runiq/api/rag/indexes",
         "/runiq/api/rag/indexes/{index_name}",
         "/runiq/api/rag/indexes/{index_name}/status",
+        "/runiq/api/rag/indexes/{index_name}/runs",
+        "/runiq/api/rag/indexes/{index_name}/runs/{operation_id}/failures",
+        "/runiq/api/rag/indexes/{index_name}/store",
         "/runiq/api/rag/indexes/{index_name}/ingestion/start",
         "/runiq/api/rag/indexes/{index_name}/ingestion/cancel",
+        "/runiq/api/rag/indexes/{index_name}/query",
+    }
+    query_body = paths["/runiq/api/rag/indexes/{index_name}/query"]["post"]["requestBody"]
+    assert set(query_body["content"]["application/json"]["schema"]["properties"]) == {
+        "text",
+        "mode",
+        "top_k",
+        "filters",
     }
     assert set(paths["/runiq/api/rag/indexes/{index_name}/ingestion/start"]["post"]["responses"]) >= {
         "202",
@@ -330,9 +349,14 @@ async def test_responses_carry_no_store_and_security_headers(api: httpx.AsyncCli
 
 # Every declared path with its one declared method (the page's and the API's).
 DECLARED = [
+    ("/runiq/api/access", "GET"),
     (f"{BASE}", "GET"),
     (f"{BASE}/docs", "GET"),
     (f"{BASE}/docs/status", "GET"),
+    (f"{BASE}/docs/runs", "GET"),
+    (f"{BASE}/docs/runs/any/failures", "GET"),
+    (f"{BASE}/docs/store", "GET"),
+    (f"{BASE}/docs/query", "POST"),
     (f"{BASE}/docs/ingestion/start", "POST"),
     (f"{BASE}/docs/ingestion/cancel", "POST"),
     ("/runiq/api/openapi.json", "GET"),

@@ -9,6 +9,7 @@ searched for the canary raised in the exception message.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
@@ -223,3 +224,40 @@ async def test_a_failing_access_policy_logs_its_type_only(
     assert all(CANARY not in logging.Formatter().format(r) for r in captured.records)
     assert all(r.exc_info is None for r in captured.records)
     assert [e["error"] for e in captured.events if e["log_level"] == "error"] == ["CanaryError"]
+
+
+async def test_queries_and_their_hits_are_never_logged(
+    server_factory: Callable[..., Any], captured: Captured, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """The query endpoint logs neither the query text nor the chunk text (here both hold the canary):
+    not in a record, an event, or a console line, whether the query succeeds, is invalid or is refused.
+    runiq's own retrieval event carries the query as RagQueryVisibility says (redacted and bounded by
+    default), and only there."""
+    options = DashboardOptions(enable_query=True, query_rate_limit=3)
+    server = server_factory(options, log_level="debug").start()
+    query = f"policy {CANARY}"
+    try:
+        async with httpx.AsyncClient(base_url=server.url) as client:
+            assert (await client.post("api/rag/indexes/docs/ingestion/start")).status_code == 202
+            for _ in range(100):
+                if (await client.get("api/rag/indexes/docs/status")).json()["activeOperation"] is None:
+                    break
+                await asyncio.sleep(0.05)
+            answered = await client.post("api/rag/indexes/docs/query", json={"text": query, "mode": "hybrid"})
+            assert CANARY in answered.text  # the hits' content
+            invalid = await client.post("api/rag/indexes/docs/query", json={"text": query, "top_k": 0})
+            never_ingested = await client.post("api/rag/indexes/broken/query", json={"text": query})
+            limited = await client.post("api/rag/indexes/docs/query", json={"text": query})
+    finally:
+        server.stop()
+    assert (answered.status_code, invalid.status_code, never_ingested.status_code) == (200, 422, 409)
+    assert limited.status_code == 429
+    out, err = capfd.readouterr()
+    for record in captured.records:
+        assert CANARY not in logging.Formatter().format(record), record.name
+    assert captured.records, "the server logged nothing at debug level: the capture is not working"
+    for event in captured.events:
+        shown = {k: v for k, v in event.items() if not (k == "query" and event["event"].startswith("retrieval."))}
+        assert CANARY not in repr(shown), event["event"]
+    assert any(e["event"] == "retrieval.completed" for e in captured.events)
+    assert CANARY not in out + err

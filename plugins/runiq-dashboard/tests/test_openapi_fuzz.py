@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
 
 from runiq.hosting import HostBuilder
 from runiq.rag import RagDocument, add_runiq_rag
-from runiq_dashboard import create_dashboard_app
+from runiq_dashboard import DashboardOptions, create_dashboard_app
 
 
 def _openapi_document() -> dict[str, Any]:
@@ -34,9 +35,17 @@ def _openapi_document() -> dict[str, Any]:
 schema = schemathesis.openapi.from_dict(_openapi_document())
 
 
+@pytest.fixture
+def querying_server(server_factory):  # type: ignore[no-untyped-def]
+    """A live server with querying on (loopback clients hold every role) and no practical rate limit."""
+    server = server_factory(DashboardOptions(enable_query=True, query_rate_limit=100_000)).start()
+    yield server
+    server.stop()
+
+
 @schema.parametrize()
 # One live server per operation serves every example of it: function-scoped on purpose.
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-def test_no_input_produces_a_server_error(case, live_server) -> None:  # type: ignore[no-untyped-def]
-    """Whatever the index name, the dashboard never answers 5xx."""
-    case.call_and_validate(base_url=live_server.url.split("/runiq/")[0], checks=[not_a_server_error])
+def test_no_input_produces_a_server_error(case, querying_server) -> None:  # type: ignore[no-untyped-def]
+    """Whatever the index name, run id, limit or query body, the dashboard never answers 5xx."""
+    case.call_and_validate(base_url=querying_server.url.split("/runiq/")[0], checks=[not_a_server_error])

@@ -61,6 +61,25 @@ async def test_hook_runiq_configure_host_reads_the_environment(monkeypatch: pyte
         assert "<title>Ops &lt;Console&gt;</title>" in page
 
 
+async def test_querying_is_configured_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """RUNIQ_DASHBOARD__ENABLE_QUERY and __QUERY_RATE_LIMIT; a query key without ENABLE_QUERY is an error."""
+    monkeypatch.setenv("RUNIQ_DASHBOARD__CREDENTIALS", json.dumps([{"name": "cli", "secret": KEY, "roles": ["query"]}]))
+    with pytest.raises(ValidationError, match="enable_query"):
+        create_dashboard_app(small_host(HostBuilder(load_entry_points=False, plugins=[dashboard_plugin])))
+    monkeypatch.setenv("RUNIQ_DASHBOARD__ENABLE_QUERY", "true")
+    monkeypatch.setenv("RUNIQ_DASHBOARD__QUERY_RATE_LIMIT", "1")
+    host = small_host(HostBuilder(load_entry_points=False, plugins=[dashboard_plugin]))
+    options = host.services.get(DashboardOptions)
+    assert (options.enable_query, options.query_rate_limit) == (True, 1)
+    transport = httpx.ASGITransport(app=create_dashboard_app(host))
+    headers = {"Authorization": f"Bearer {KEY}"}
+    async with host, httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1", headers=headers) as cli:
+        assert (await cli.get("/runiq/api/access")).json() == {"roles": ["read", "query"]}
+        query = {"text": "hello", "mode": "lexical"}
+        assert (await cli.post("/runiq/api/rag/indexes/notes/query", json=query)).status_code == 409  # not ingested
+        assert (await cli.post("/runiq/api/rag/indexes/notes/query", json=query)).status_code == 429
+
+
 def test_invalid_environment_credentials_fail_without_echoing_the_secret(monkeypatch: pytest.MonkeyPatch) -> None:
     """A weak key from the environment is rejected when options are first resolved; no secret in the error."""
     monkeypatch.setenv("RUNIQ_DASHBOARD__CREDENTIALS", json.dumps([{"name": "ops", "secret": "weak-Zq9"}]))
