@@ -10,7 +10,6 @@ objects are not thread-safe, so each thread gets its own. Results are not memois
 from __future__ import annotations
 
 import functools
-import importlib
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -23,10 +22,16 @@ __all__ = ["STEMMERS", "resolve_stemmer"]
 STEMMERS = ("none", "english")
 
 
+def _import_pystemmer() -> Any:
+    import Stemmer  # optional: the 'stemming' extra
+
+    return Stemmer
+
+
 class _SnowballStemmer:
     def __init__(self, language: str) -> None:
         missing = RagConfigurationError(f"The '{language}' stemmer needs PyStemmer: pip install 'runiq[stemming]'.")
-        stemmer = call_translated(lambda: importlib.import_module("Stemmer"), replacing(ImportError, missing))
+        stemmer = call_translated(_import_pystemmer, replacing(ImportError, missing))
         self._module: Any = stemmer  # PyStemmer
         self._language = language
         self._local = threading.local()
