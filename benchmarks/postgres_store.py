@@ -58,7 +58,7 @@ if __package__ in (None, ""):
 
 from runiq_postgresql import PostgresStoreOptions, PostgresVectorStore
 from runiq_postgresql.lexical import chunk_terms
-from runiq_postgresql.pool import SESSION_EF_SEARCH
+from runiq_postgresql.pool import begin_search
 from runiq_postgresql.rows import query_vector, row_columns
 from runiq_postgresql.schema import chunk_table_ddl, chunk_table_name, secondary_index_ddl
 
@@ -304,9 +304,7 @@ async def vector_latency(
     sql = index.sql.search_ann or index.sql.search_exact
 
     async def raw_on(conn: Any, encoded: bytes, ef_search: int) -> list[Any]:
-        if ef_search == SESSION_EF_SEARCH:
-            return list(await conn.fetch(sql, encoded, 10, 30))
-        await conn.execute(f"BEGIN; SET LOCAL hnsw.ef_search = {ef_search}")
+        await begin_search(conn, ef_search=ef_search, filtered=False)
         rows = list(await conn.fetch(sql, encoded, 10, 30))
         await conn.execute("COMMIT")
         return rows

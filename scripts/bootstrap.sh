@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Creates .venv (if needed) and installs runiq, every plugin and the example plugin (editable) with
 # their development dependency groups (PEP 735 [dependency-groups]: never published to users).
-# Works on a fresh machine that has only Python, pip and gcc (and apt for the browser tests).
+# Works on a fresh machine that has only Python, pip and gcc (and apt for the browser and PgBouncer tests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -51,6 +51,22 @@ if [ -d plugins/runiq-dashboard ] && [ ! -x /usr/bin/chromium ]; then
   if [ ! -x /usr/bin/chromium ]; then
     # The browser suite skips without it; a test run that silently skips a suite proves nothing.
     echo "bootstrap: /usr/bin/chromium is missing and apt-get could not install it" >&2
+    exit 1
+  fi
+fi
+
+# The PostgreSQL store is also tested behind Debian's PgBouncer in transaction mode (the tests run
+# it as a subprocess on a free port; a service the package may start is not used).
+have_pgbouncer() { command -v pgbouncer >/dev/null 2>&1 || [ -x /usr/sbin/pgbouncer ]; }
+if [ -d plugins/runiq-postgresql ] && ! have_pgbouncer; then
+  if command -v apt-get >/dev/null 2>&1; then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq >/dev/null
+    apt-get install -y -qq pgbouncer >/dev/null
+  fi
+  if ! have_pgbouncer; then
+    # The PgBouncer tests fail without it; a test run that silently skips a suite proves nothing.
+    echo "bootstrap: pgbouncer is missing and apt-get could not install it" >&2
     exit 1
   fi
 fi

@@ -2,7 +2,20 @@
 
 Stores on the same server but in different schemas share the pool: tables are always qualified
 with the store's schema, so connections carry no per-schema state. The first store to open a DSN
-decides the pool's size and timeouts.
+decides the pool's size, timeouts and statement cache.
+
+Connections carry no session state, so a DSN may point at PgBouncer in transaction mode, where
+consecutive transactions of one client connection run on different server connections:
+
+- no startup parameters beyond ``application_name`` (which PgBouncer tracks); ``search_path`` is sent
+  only when the extensions' schemas are not already on the server's default search path (see
+  :func:`_open_pool`);
+- per-search settings (``hnsw.ef_search``, ``hnsw.iterative_scan``) are ``SET LOCAL`` inside the
+  search's transaction (:func:`begin_search`);
+- ``statement_cache_size=0`` turns asyncpg's named prepared statements off (PgBouncer before 1.21,
+  or ``max_prepared_statements = 0``): each query is then parsed as the unnamed statement in the
+  same protocol exchange as its execution;
+- type codecs are registered per client connection (by type OID, the same on every server connection).
 """
 
 from __future__ import annotations
@@ -10,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import struct
 import weakref
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,9 +31,11 @@ import asyncpg
 import numpy as np
 
 from runiq_postgresql.schema import ExtensionSchemas
-from runiq_postgresql.settings import DEFAULT_HNSW_EF_SEARCH
+from runiq_postgresql.settings import DEFAULT_STATEMENT_CACHE_SIZE
 
-__all__ = ["PoolSettings", "acquire_pool", "encode_tsvector", "encode_vector", "release_pool"]
+__all__ = ["PoolSettings", "acquire_pool", "begin_search", "encode_tsvector", "encode_vector", "release_pool"]
+
+APPLICATION_NAME = "runiq"  # a startup parameter PgBouncer tracks per client
 
 
 def encode_vector(value: Any) -> bytes:
@@ -52,6 +68,7 @@ class PoolSettings:
     max_size: int
     connect_timeout: float
     command_timeout: float | None
+    statement_cache_size: int = DEFAULT_STATEMENT_CACHE_SIZE
 
 
 @dataclass(slots=True)
@@ -78,7 +95,18 @@ def _for_loop() -> _LoopPools:
     return entry
 
 
-SESSION_EF_SEARCH = DEFAULT_HNSW_EF_SEARCH
+async def begin_search(conn: asyncpg.Connection, *, ef_search: int, filtered: bool) -> None:
+    """Open the transaction of one HNSW search with its settings local to it; the caller commits.
+
+    ``BEGIN`` and the ``SET LOCAL`` statements travel in one simple-query round trip. Nothing outlives
+    the transaction, so the next one may run on another server connection (PgBouncer's transaction
+    pooling) or on this one with the server's defaults. On an error the pool's reset rolls back.
+    """
+    statement = f"BEGIN; SET LOCAL hnsw.ef_search = {int(ef_search)}"
+    if filtered:
+        # Filtered HNSW scans keep walking the graph until enough rows pass the filter.
+        statement += "; SET LOCAL hnsw.iterative_scan = relaxed_order"
+    await conn.execute(statement)
 
 
 async def _reset(conn: asyncpg.Connection) -> None:
@@ -86,11 +114,68 @@ async def _reset(conn: asyncpg.Connection) -> None:
 
     asyncpg's default reset sends ``pg_advisory_unlock_all(); CLOSE ALL; UNLISTEN *; RESET ALL`` on
     every release, a full round trip per query. The store keeps no session state: settings are
-    ``SET LOCAL``, there are no cursors or listeners, and the one session-level advisory lock (the
-    ingestion lease) is unlocked explicitly, its connection terminated if the unlock cannot finish.
+    ``SET LOCAL``, there are no cursors or listeners, and the ingestion lease is a transaction-scoped
+    advisory lock (``lease``), released with its transaction.
     """
     if conn.is_in_transaction():
         await conn.execute("ROLLBACK")
+
+
+def _codec_init(extensions: ExtensionSchemas) -> Callable[[asyncpg.Connection], Awaitable[None]]:
+    vector_schema = extensions.vector
+
+    async def init(conn: asyncpg.Connection) -> None:
+        await conn.set_type_codec(
+            "vector", schema=vector_schema, encoder=encode_vector, decoder=decode_vector, format="binary"
+        )
+        # Chunk rows carry tsvectors built in Python: binary COPY sends them as they are.
+        await conn.set_type_codec(
+            "tsvector", schema="pg_catalog", encoder=encode_tsvector, decoder=decode_tsvector, format="binary"
+        )
+
+    return init
+
+
+async def _create_pool(
+    dsn: str, extensions: ExtensionSchemas, settings: PoolSettings, server_settings: dict[str, str]
+) -> asyncpg.Pool:
+    return await asyncpg.create_pool(
+        dsn,
+        min_size=settings.min_size,
+        max_size=settings.max_size,
+        timeout=settings.connect_timeout,
+        command_timeout=settings.command_timeout,
+        statement_cache_size=settings.statement_cache_size,
+        init=_codec_init(extensions),
+        reset=_reset,
+        server_settings=server_settings,
+    )
+
+
+async def _extensions_on_search_path(pool: asyncpg.Pool, extensions: ExtensionSchemas) -> bool:
+    async with pool.acquire() as conn:
+        visible = await conn.fetchval("SELECT current_schemas(false)::text[]")
+    return {extensions.vector, extensions.trgm} <= set(visible or ())
+
+
+async def _open_pool(dsn: str, extensions: ExtensionSchemas, settings: PoolSettings) -> asyncpg.Pool:
+    """A pool whose connections see the extensions' types, operators and functions.
+
+    Normally (the extensions in ``public``, or in a schema the role's or database's ``search_path``
+    names) no ``search_path`` is sent. Otherwise the connections get it as a startup parameter,
+    which a direct connection accepts and a transaction-mode PgBouncer refuses (there, set it with
+    ``ALTER ROLE ... SET search_path``).
+    """
+    plain = {"application_name": APPLICATION_NAME}
+    pool = await _create_pool(dsn, extensions, settings, plain)
+    try:
+        if await _extensions_on_search_path(pool, extensions):
+            return pool
+    except BaseException:
+        pool.terminate()
+        raise
+    await pool.close()
+    return await _create_pool(dsn, extensions, settings, {**plain, "search_path": extensions.search_path})
 
 
 async def acquire_pool(dsn: str, extensions: ExtensionSchemas, settings: PoolSettings) -> asyncpg.Pool:
@@ -98,33 +183,7 @@ async def acquire_pool(dsn: str, extensions: ExtensionSchemas, settings: PoolSet
     async with entry.lock:
         shared = entry.pools.get(dsn)
         if shared is None:
-            vector_schema = extensions.vector
-
-            async def init(conn: asyncpg.Connection) -> None:
-                await conn.set_type_codec(
-                    "vector", schema=vector_schema, encoder=encode_vector, decoder=decode_vector, format="binary"
-                )
-                # Chunk rows carry tsvectors built in Python: binary COPY sends them as they are.
-                await conn.set_type_codec(
-                    "tsvector", schema="pg_catalog", encoder=encode_tsvector, decoder=decode_tsvector, format="binary"
-                )
-
-            pool = await asyncpg.create_pool(
-                dsn,
-                min_size=settings.min_size,
-                max_size=settings.max_size,
-                timeout=settings.connect_timeout,
-                command_timeout=settings.command_timeout,
-                init=init,
-                reset=_reset,
-                server_settings={
-                    "search_path": extensions.search_path,
-                    "application_name": "runiq",
-                    # The store's default floor (pgvector's own is 40), so top_k <= 40 needs no SET LOCAL.
-                    "hnsw.ef_search": str(SESSION_EF_SEARCH),
-                },
-            )
-            shared = _Shared(pool=pool, users=0)
+            shared = _Shared(pool=await _open_pool(dsn, extensions, settings), users=0)
             entry.pools[dsn] = shared
         shared.users += 1
         return shared.pool

@@ -21,6 +21,7 @@ __all__ = [
     "DEFAULT_DATA_DIR",
     "DEFAULT_HNSW_EF_SEARCH",
     "DEFAULT_SCHEMA",
+    "DEFAULT_STATEMENT_CACHE_SIZE",
     "IDENTIFIER_PATTERN",
     "PostgresStoreOptions",
     "validate_identifier",
@@ -28,9 +29,8 @@ __all__ = [
 
 DEFAULT_DATA_DIR = Path(".runiq/postgres")
 DEFAULT_SCHEMA = "runiq"
-# Also every pooled connection's session value (pool.SESSION_EF_SEARCH): at the default, searches
-# with top_k <= 40 need no SET LOCAL.
 DEFAULT_HNSW_EF_SEARCH = 160
+DEFAULT_STATEMENT_CACHE_SIZE = 100  # asyncpg's own default
 # Letters, digits and underscores, starting with a letter or underscore, at most 63 bytes (NAMEDATALEN - 1).
 IDENTIFIER_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 
@@ -55,6 +55,10 @@ class PostgresStoreOptions(BaseModel):
     (``python -m runiq_postgresql.tokenising_worker``, started on the first bulk write, stopped
     with the store) so tokenising and the server's merge run on different cores; ``False``, or a
     helper that cannot start, tokenises in a thread of this process instead.
+    ``statement_cache_size``: asyncpg's per-connection cache of named prepared statements; ``0``
+    when the DSN points at PgBouncer in transaction mode before 1.21 (or with
+    ``max_prepared_statements = 0``), where a named statement prepared by one client lands on a
+    server connection that other clients share.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
@@ -66,6 +70,7 @@ class PostgresStoreOptions(BaseModel):
     pool_max_size: int = Field(default=10, ge=1, le=100)
     connect_timeout: float = Field(default=10.0, gt=0, le=600)
     command_timeout: float | None = Field(default=60.0, gt=0)
+    statement_cache_size: int = Field(default=DEFAULT_STATEMENT_CACHE_SIZE, ge=0, le=10_000)
     create_extensions: bool = True
     hnsw_m: int = Field(default=16, ge=2, le=100)
     hnsw_ef_construction: int = Field(default=64, ge=4, le=1000)

@@ -45,8 +45,9 @@ from runiq_postgresql import bulk, pruning
 from runiq_postgresql.embedded import acquire_embedded_server, release_embedded_server
 from runiq_postgresql.errors import STORE_KIND, guarded, mapped
 from runiq_postgresql.health import probe
+from runiq_postgresql.lease import advisory_lease
 from runiq_postgresql.lexical import QueryTerms, SliceTerms, or_query, query_terms, slice_terms
-from runiq_postgresql.pool import SESSION_EF_SEARCH, PoolSettings, acquire_pool, release_pool
+from runiq_postgresql.pool import PoolSettings, acquire_pool, begin_search, release_pool
 from runiq_postgresql.queries import IndexSql, SchemaSql
 from runiq_postgresql.rows import (
     PreparedDocument,
@@ -216,7 +217,9 @@ class PostgresVectorStore:
             self._embedded = True
         else:
             dsn = options.dsn.get_secret_value()
-        conn = await asyncpg.connect(dsn, timeout=options.connect_timeout)
+        conn = await asyncpg.connect(
+            dsn, timeout=options.connect_timeout, statement_cache_size=options.statement_cache_size
+        )
         try:
             extensions = await migrate(conn, self._schema, create_extensions=options.create_extensions)
         finally:
@@ -226,6 +229,7 @@ class PostgresVectorStore:
             max_size=options.pool_max_size,
             connect_timeout=options.connect_timeout,
             command_timeout=options.command_timeout,
+            statement_cache_size=options.statement_cache_size,
         )
         self._pool = await acquire_pool(dsn, extensions, settings)
         log.info("postgresql.store_opened", schema=self._schema, embedded=self._embedded)
@@ -347,24 +351,14 @@ class PostgresVectorStore:
 
     @asynccontextmanager
     async def ingestion_lease(self, index_name: str) -> AsyncIterator[bool]:
-        """A session advisory lock per (schema, index): True while this process holds it.
+        """An advisory lock per (schema, index): True while this process holds it (see ``lease``).
 
         Implements the core's ``IngestionCoordinator`` so ``scheduled(cron, coordinate=True)`` runs each
-        tick in one instance. The lock lives on one pooled connection for the whole run and is released
+        tick in one instance. The lock lives in one open transaction for the whole run and is released
         when the block exits, or by the server when the connection dies with its process.
         """
-        key = f"{self._schema}\x1fingestion\x1f{index_name}"
-        async with self.pool.acquire() as conn:
-            acquired = bool(await guarded(conn.fetchval("SELECT pg_try_advisory_lock(hashtextextended($1, 0))", key)))
-            try:
-                yield acquired
-            finally:
-                if acquired:
-                    try:
-                        await guarded(conn.fetchval("SELECT pg_advisory_unlock(hashtextextended($1, 0))", key))
-                    except BaseException:
-                        conn.terminate()  # never return a connection that may still hold the lock
-                        raise
+        async with advisory_lease(self.pool, f"{self._schema}\x1fingestion\x1f{index_name}") as acquired:
+            yield acquired
 
     @mapped
     async def drop_index(self, index_name: str) -> None:
@@ -660,15 +654,8 @@ class PostgresVectorStore:
         ef = min(_MAX_EF_SEARCH, max(self._options.hnsw_ef_search, 4 * top_k))
         candidates = min(ef, 2 * top_k + 10)
         async with self.pool.acquire() as conn:
-            if index.ann and sql.search_ann is not None and where is None and ef == SESSION_EF_SEARCH:
-                rows = await conn.fetch(sql.search_ann, encoded, top_k, candidates)  # the session's ef_search
-            elif index.ann and sql.search_ann is not None and 2 * top_k + 10 <= _MAX_EF_SEARCH:
-                # BEGIN and the transaction-local settings travel in one simple-query round trip.
-                settings = f"BEGIN; SET LOCAL hnsw.ef_search = {int(ef)}"
-                if where is not None:
-                    # Filtered HNSW scans keep walking the graph until enough rows pass the filter.
-                    settings += "; SET LOCAL hnsw.iterative_scan = relaxed_order"
-                await conn.execute(settings)
+            if index.ann and sql.search_ann is not None and 2 * top_k + 10 <= _MAX_EF_SEARCH:
+                await begin_search(conn, ef_search=ef, filtered=where is not None)
                 if where is None:
                     rows = await conn.fetch(sql.search_ann, encoded, top_k, candidates)
                 else:

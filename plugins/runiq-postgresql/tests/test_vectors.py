@@ -217,10 +217,3 @@ async def test_a_bulk_replace_of_several_slices_is_one_atomic_write(
         await conn.close()
     assert (totals["chunk_count"], totals["total_terms"]) == (actual["n"], actual["t"])
     assert docs == 150
-
-
-async def test_pool_connections_start_at_the_default_ef_search_floor(pg_store: PostgresVectorStore) -> None:
-    """The session value equals the default floor, so an unfiltered top_k <= 40 search needs no SET LOCAL."""
-    async with pg_store.pool.acquire() as conn:
-        assert await conn.fetchval("SHOW hnsw.ef_search") == str(PostgresStoreOptions().hnsw_ef_search)
-        assert PostgresStoreOptions().hnsw_ef_search >= 4 * 40
