@@ -1,0 +1,139 @@
+"""Corpora written to disk as directories of files, for benchmarks that ingest through ``use_directory``.
+
+Each corpus lives in its own directory under a data directory and is written once: a
+``.complete.json`` marker holding the parameters is written last, and a directory whose marker
+matches the requested parameters is reused as it is (a half-written one is rewritten). Files are
+sharded ``NNNN/NNNNNNN.txt``, 1,000 per subdirectory, so they are read with ``recursive=True``.
+
+* :func:`chunk_corpus`: files of ``per_file`` paragraphs of about 500 characters each (450-550,
+  cut at a word boundary), the words drawn from CISI (``source="cisi"``: a random window of the
+  collection's running text with 20% of its words dropped, so no two files are alike) or from a
+  synthetic Zipfian vocabulary (``source="synthetic"``).
+* :func:`line_corpus`: one-line files (about 60-100 characters of synthetic words).
+* :func:`cisi_documents`: one file per CISI document, ``title\\n\\ntext`` (the BEIR convention).
+
+:func:`chunk_texts` reproduces, outside any timer, the chunks ingestion produces from those files:
+each file becomes the document :class:`~runiq.rag.DirectorySource` yields (id = relative path,
+``text/plain``) and goes through runiq's text chunker with the given options.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from benchmarks._beir import load_beir
+from runiq.rag import ChunkingOptions, RagDocument, TextChunker
+
+__all__ = ["chunk_corpus", "chunk_texts", "cisi_documents", "corpus_files", "line_corpus"]
+
+_MARKER = ".complete.json"
+_SHARD = 1000
+
+
+def corpus_files(root: Path) -> list[Path]:
+    """The corpus's files in the order ingestion reads them (by relative path)."""
+    return sorted(path for path in root.rglob("*.txt") if path.is_file())
+
+
+def _written(root: Path, params: dict[str, Any], write: Callable[[Path], None]) -> Path:
+    marker = root / _MARKER
+    if marker.is_file() and json.loads(marker.read_text()) == params:
+        return root
+    shutil.rmtree(root, ignore_errors=True)
+    root.mkdir(parents=True)
+    write(root)
+    marker.write_text(json.dumps(params))
+    return root
+
+
+def _write_sharded(root: Path, texts: Iterator[str]) -> None:
+    for i, text in enumerate(texts):
+        shard = root / f"{i // _SHARD:04d}"
+        if i % _SHARD == 0:
+            shard.mkdir()
+        (shard / f"{i:07d}.txt").write_text(text, encoding="utf-8")
+
+
+def _cisi_words(cisi: Path) -> np.ndarray:
+    collection = load_beir(cisi)
+    words = [word for doc in collection.corpus for word in collection.document_text(doc).split()]
+    return np.asarray(words, dtype=object)
+
+
+def _synthetic_vocabulary(rng: np.random.Generator, size: int = 20_000) -> tuple[np.ndarray, np.ndarray]:
+    letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
+    lengths = rng.integers(3, 11, size)
+    vocabulary = np.asarray(["".join(rng.choice(letters, n)) for n in lengths], dtype=object)
+    weights = 1.0 / np.arange(1, size + 1)  # Zipf: a few common words, a long tail
+    return vocabulary, weights / weights.sum()
+
+
+def _paragraph(words: np.ndarray, rng: np.random.Generator, target: int) -> str:
+    """About ``target`` characters: a window of ``words`` with 20% dropped, cut at a word boundary."""
+    start = int(rng.integers(len(words)))
+    window = np.take(words, range(start, start + target // 3), mode="wrap")
+    kept = window[rng.random(len(window)) < 0.8]
+    text = " ".join(kept)
+    cut = text.rfind(" ", 0, target + 1)
+    return text[: cut if cut > 0 else target]
+
+
+def chunk_corpus(data_dir: Path, *, files: int, per_file: int, source: str, cisi: Path, seed: int = 7) -> Path:
+    """``files`` files of ``per_file`` ~500-character paragraphs separated by blank lines."""
+    params = {"kind": "chunks", "files": files, "per_file": per_file, "source": source, "seed": seed}
+    root = data_dir / f"chunks-{source}-{files}x{per_file}"
+
+    def write(root: Path) -> None:
+        rng = np.random.default_rng(seed)
+        if source == "cisi":
+            words = _cisi_words(cisi)
+        else:
+            vocabulary, weights = _synthetic_vocabulary(rng)
+            words = rng.choice(vocabulary, size=2_000_000, p=weights)
+        texts = (
+            "\n\n".join(_paragraph(words, rng, int(rng.integers(450, 551))) for _ in range(per_file))
+            for _ in range(files)
+        )
+        _write_sharded(root, texts)
+
+    return _written(root, params, write)
+
+
+def line_corpus(data_dir: Path, *, files: int, seed: int = 11) -> Path:
+    """``files`` one-line files of synthetic words, each with its own number (no two are alike)."""
+    params = {"kind": "lines", "files": files, "seed": seed}
+    root = data_dir / f"lines-{files}"
+
+    def write(root: Path) -> None:
+        rng = np.random.default_rng(seed)
+        vocabulary, weights = _synthetic_vocabulary(rng)
+        words = rng.choice(vocabulary, size=(files, 10), p=weights)
+        _write_sharded(root, (f"line {i} " + " ".join(row) + "\n" for i, row in enumerate(words)))
+
+    return _written(root, params, write)
+
+
+def cisi_documents(data_dir: Path, cisi: Path, limit: int | None = None) -> Path:
+    """One file per CISI document (``title\\n\\ntext``), the first ``limit`` documents."""
+    collection = load_beir(cisi)
+    ids = list(collection.corpus)[:limit]
+    params = {"kind": "cisi", "collection": str(cisi.resolve()), "documents": len(ids)}
+    root = data_dir / f"cisi-{len(ids)}"
+    return _written(root, params, lambda r: _write_sharded(r, (collection.document_text(d) for d in ids)))
+
+
+def chunk_texts(root: Path, options: ChunkingOptions) -> list[str]:
+    """The chunk contents ingestion produces from ``root``'s files, in file order."""
+    chunker = TextChunker(options)
+    out: list[str] = []
+    for path in corpus_files(root):
+        relative = path.relative_to(root).as_posix()
+        document = RagDocument(document_id=relative, content=path.read_bytes().decode("utf-8-sig"), title=path.stem)
+        out.extend(chunk.content for chunk in chunker.chunk(document))
+    return out
