@@ -29,6 +29,7 @@ from runiq.rag.testing.fakes import CANARY, FailingEmbedder, SlowEmbedder, make_
 
 if TYPE_CHECKING:
     from runiq.rag.testing.contracts import EmbeddingClientContract, LexicalSearchContract, VectorStoreContract
+    from runiq.rag.testing.filter_contract import MetadataFilterContract
     from runiq.rag.testing.loader_contract import LoaderContract
     from runiq.rag.testing.reranker_contract import RerankerContract
 
@@ -38,6 +39,7 @@ __all__ = [
     "FailingEmbedder",
     "LexicalSearchContract",
     "LoaderContract",
+    "MetadataFilterContract",
     "RerankerContract",
     "SlowEmbedder",
     "VectorStoreContract",
@@ -53,6 +55,7 @@ _CONTRACT_MODULES = {
     "VectorStoreContract": "contracts",
     "RerankerContract": "reranker_contract",
     "LoaderContract": "loader_contract",
+    "MetadataFilterContract": "filter_contract",
 }
 
 
