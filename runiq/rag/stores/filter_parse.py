@@ -12,7 +12,7 @@ from types import MappingProxyType
 
 from runiq.errors import RagValidationError
 from runiq.rag.stores.filter_tree import And, Compare, Comparison, Exists, FilterNode, Member, Not, Or
-from runiq.rag.stores.filter_values import FilterValue, ValueKind, filter_value
+from runiq.rag.stores.filter_values import UNSTORABLE, FilterValue, ValueKind, filter_value
 
 __all__ = [
     "MAX_FILTER_CONDITIONS",
@@ -32,7 +32,7 @@ _RANGES = {Comparison.GT, Comparison.GTE, Comparison.LT, Comparison.LTE}
 _FIELD_OPERATORS = frozenset({*(op.value for op in Comparison), "$in", "$nin", "$exists"})
 
 _NOT_A_MAPPING = "Filters must be a mapping of metadata keys to values or conditions."
-_BAD_KEY = "Filter keys must be non-blank strings without NUL."
+_BAD_KEY = "Filter keys must be non-blank strings without NUL or lone surrogates."
 _BAD_OPERATOR = (
     "Filter operators are $and, $or and $not in place of a key, "
     "and $eq, $ne, $gt, $gte, $lt, $lte, $in, $nin and $exists on a key."
@@ -116,7 +116,7 @@ def _all(nodes: list[FilterNode]) -> FilterNode:
 
 
 def _entry(key: object, value: object, depth: int, budget: _Budget) -> tuple[FilterNode, object]:
-    if not isinstance(key, str) or not key.strip() or "\x00" in key:
+    if not isinstance(key, str) or not key.strip() or UNSTORABLE.search(key):
         raise RagValidationError(_BAD_KEY)
     if key in ("$and", "$or"):
         return _combination(key, value, depth, budget)

@@ -32,6 +32,7 @@ __all__ = [
     "FilterOperand",
     "FilterValue",
     "OrderKey",
+    "UNSTORABLE",
     "ValueKind",
     "date_key",
     "datetime_key",
@@ -48,8 +49,10 @@ _EXACT_FLOAT_INTEGERS = 2**53
 
 # The metadata strings a date or datetime operand compares with (the same text is the SQL regex).
 DATE_PATTERN = "[0-9]{4}-[0-9]{2}-[0-9]{2}"
-DATETIME_PATTERN = DATE_PATTERN + r"T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?(Z|[+-][0-9]{2}:[0-9]{2})"
+DATETIME_PATTERN = DATE_PATTERN + "T[0-9]{2}:[0-9]{2}:[0-9]{2}([.][0-9]{1,6})?(Z|[+-][0-9]{2}:[0-9]{2})"
 _DATE = re.compile(DATE_PATTERN)
+# Characters no PostgreSQL text holds (NUL) or UTF-8 encodes (lone surrogates): never in a filter.
+UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 _DATETIME = re.compile(DATETIME_PATTERN)
 
 # (kind, canonical value): "boolean" -> bool, "number" -> int (every integral value) or a
@@ -180,8 +183,8 @@ def filter_value(value: object) -> FilterValue:
             raise RagValidationError("Filter numbers must be finite (no NaN or infinity).")
         return FilterValue(ValueKind.NUMBER, equality_key(value)[1], float(value), repr(float(value)))
     if isinstance(value, str):
-        if "\x00" in value:
-            raise RagValidationError("Filter strings must not contain NUL (U+0000).")
+        if UNSTORABLE.search(value):
+            raise RagValidationError("Filter strings must not contain NUL (U+0000) or lone surrogates.")
         return FilterValue(ValueKind.STRING, str(value), str(value), str(value))
     if isinstance(value, datetime):
         return _datetime_value(value)

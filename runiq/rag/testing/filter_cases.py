@@ -154,6 +154,8 @@ HOSTILE_FILTERS: tuple[tuple[str, Any], ...] = (
     ("nul-in-key", {f"{CANARY}\x00": "x"}),
     ("nul-in-value", {"team": f"{CANARY}\x00"}),
     ("nul-in-in", {"team": {"$in": ["a", f"{CANARY}\x00"]}}),
+    ("lone-surrogate-in-value", {"team": f"{CANARY}\ud800"}),
+    ("lone-surrogate-in-key", {f"{CANARY}\udfff": "x"}),
     ("blank-key", {" ": CANARY}),
     ("non-string-key", {1: CANARY}),
     ("int-past-64-bits", {"score": {"$gt": 2**63}}),

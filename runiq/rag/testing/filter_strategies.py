@@ -15,7 +15,15 @@ from hypothesis import strategies as st
 
 from runiq.rag.stores.filters import MAX_FILTER_DEPTH
 
-__all__ = ["FILTER_KEYS", "filters", "metadata_rows", "metadata_values", "operands"]
+__all__ = [
+    "FILTER_KEYS",
+    "date_texts",
+    "datetime_texts",
+    "filters",
+    "metadata_rows",
+    "metadata_values",
+    "operands",
+]
 
 FILTER_KEYS = ("a", "b", "c")
 _ZONES = (UTC, *(timezone(timedelta(minutes=m)) for m in (0, 120, -480, 840, -(23 * 60 + 59), 330)))
@@ -37,30 +45,69 @@ _DATETIMES = st.datetimes(timezones=st.sampled_from(_ZONES)).map(
 )
 
 
-@st.composite
-def _date_text(draw: st.DrawFn) -> str:
-    """``YYYY-MM-DD``, valid or not (month 13, day 30 of February, year 0)."""
-    year = draw(st.sampled_from([0, 1, 1900, 2000, 2023, 2024, 9999]))
-    return f"{year:04d}-{draw(st.integers(0, 13)):02d}-{draw(st.integers(0, 32)):02d}"
+_DATE_FLAWS: dict[str, Any] = {
+    "none": lambda text: text,
+    "leap-day-of-1900": lambda text: "1900-02-29",
+    "leap-day-of-2000": lambda text: "2000-02-29",
+    "day-30-of-february": lambda text: text[:4] + "-02-30",
+    "day-31-of-april": lambda text: text[:4] + "-04-31",
+    "month-13": lambda text: text[:5] + "13" + text[7:],
+    "month-00": lambda text: text[:5] + "00" + text[7:],
+    "day-32": lambda text: text[:8] + "32",
+    "day-00": lambda text: text[:8] + "00",
+    "year-0000": lambda text: "0000" + text[4:],
+    "short-month": lambda text: text[:5] + text[6:],
+}
 
 
 @st.composite
-def _datetime_text(draw: st.DrawFn) -> str:
-    """A datetime string in the grammar's shape, valid or not, sometimes with a near-miss separator."""
-    if draw(st.booleans()):
-        value = draw(_DATETIMES)
-        text = value.isoformat()
-        return text.replace("+00:00", "Z") if draw(st.booleans()) else text
-    clock = f"{draw(st.integers(0, 25)):02d}:{draw(st.integers(0, 61)):02d}:{draw(st.integers(0, 61)):02d}"
-    fraction = draw(st.sampled_from(["", ".5", ".000001", ".123456", ".1234567"]))
-    zone = draw(st.sampled_from(["Z", "+00:00", "-00:00", "+02:00", "-08:00", "+23:59", "+24:00", "+05:60", "", "z"]))
-    separator = draw(st.sampled_from(["T", "T", "T", " ", "t"]))
-    return f"{draw(_date_text())}{separator}{clock}{fraction}{zone}"
+def date_texts(draw: st.DrawFn) -> str:
+    """``YYYY-MM-DD``, valid or with one flaw (29 February 1900, month 13, year 0000, ...)."""
+    text = draw(st.dates()).isoformat()
+    flaw = draw(st.one_of(st.just("none"), st.sampled_from(sorted(_DATE_FLAWS))))
+    return str(_DATE_FLAWS[flaw](text))
+
+
+def _zone(text: str) -> int:
+    """Where the zone starts: the ``Z`` or the sign of ``+HH:MM``."""
+    return len(text) - 1 if text.endswith("Z") else len(text) - 6
+
+
+_DATETIME_FLAWS: dict[str, Any] = {
+    "none": lambda text: text,
+    "hour-24": lambda text: text[:11] + "24" + text[13:],
+    "minute-60": lambda text: text[:14] + "60" + text[16:],
+    "second-60": lambda text: text[:17] + "60" + text[19:],
+    "offset-hour-24": lambda text: text[: _zone(text)] + "+24:00",
+    "offset-minute-60": lambda text: text[: _zone(text)] + "-05:60",
+    "offset-23:59": lambda text: text[: _zone(text)] + "+23:59",
+    "offset-minus-zero": lambda text: text[: _zone(text)] + "-00:00",
+    "seven-fraction-digits": lambda text: text[:19] + ".1234567" + text[_zone(text) :],
+    "one-fraction-digit": lambda text: text[:19] + ".5" + text[_zone(text) :],
+    "no-zone": lambda text: text[: _zone(text)],
+    "space": lambda text: text[:10] + " " + text[11:],
+    "lower-t": lambda text: text[:10] + "t" + text[11:],
+    "lower-z": lambda text: text[: _zone(text)] + "z",
+    "leap-day-of-1900": lambda text: "1900-02-29" + text[10:],
+    "day-31-of-april": lambda text: text[:4] + "-04-31" + text[10:],
+    "year-0000": lambda text: "0000" + text[4:],
+}
+
+
+@st.composite
+def datetime_texts(draw: st.DrawFn) -> str:
+    """ISO 8601 with an offset (or ``Z``), valid or with one flaw (hour 24, second 60, offset minute 60, ...)."""
+    value = draw(_DATETIMES)
+    text = value.isoformat()
+    if text.endswith("+00:00") and draw(st.booleans()):
+        text = text[:-6] + "Z"
+    flaw = draw(st.one_of(st.just("none"), st.sampled_from(sorted(_DATETIME_FLAWS))))
+    return str(_DATETIME_FLAWS[flaw](text))
 
 
 def metadata_values() -> st.SearchStrategy[Any]:
     """A scalar metadata value (booleans, numbers, strings, date and datetime strings) or a short list of them."""
-    scalar = st.one_of(st.booleans(), _INTEGERS, _FLOATS, _STRINGS, _date_text(), _datetime_text())
+    scalar = st.one_of(st.booleans(), _INTEGERS, _FLOATS, _STRINGS, date_texts(), datetime_texts())
     return st.one_of(scalar, st.lists(scalar, max_size=3).map(tuple))
 
 
@@ -72,7 +119,7 @@ def metadata_rows() -> st.SearchStrategy[dict[str, Any]]:
 def operands() -> st.SearchStrategy[Any]:
     """A filter operand: anything a metadata scalar can be, or a date, or an aware datetime."""
     days = st.dates(min_value=date(1, 1, 1), max_value=date(9999, 12, 31))
-    return st.one_of(st.booleans(), _INTEGERS, _FLOATS, _STRINGS, _date_text(), _datetime_text(), days, _DATETIMES)
+    return st.one_of(st.booleans(), _INTEGERS, _FLOATS, _STRINGS, date_texts(), datetime_texts(), days, _DATETIMES)
 
 
 @st.composite
