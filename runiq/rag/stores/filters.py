@@ -43,8 +43,8 @@ impossible date (``2024-02-30``). Booleans have no order: a range on a boolean i
 :func:`validate_filters` refuses, with :class:`~runiq.errors.RagValidationError` and a fixed message
 that never quotes the filter, what no store can evaluate the same way: non-finite floats, integers
 outside the signed 64-bit range, ``None``, mappings and lists as values, naive datetimes, keys that
-are not non-blank strings or start with ``$``, NUL (U+0000) in keys or strings, unknown operators,
-and filters beyond the limits: nesting deeper than :data:`MAX_FILTER_DEPTH`, more than
+are not non-blank strings or start with ``$``, NUL (U+0000) or lone surrogates in keys or strings,
+unknown operators, and filters beyond the limits: nesting deeper than :data:`MAX_FILTER_DEPTH`, more than
 :data:`MAX_FILTER_IN_VALUES` values in one ``$in``/``$nin``, more than :data:`MAX_FILTER_CONDITIONS`
 conditions or :data:`MAX_FILTER_VALUES` values in all.
 """
