@@ -68,7 +68,16 @@ class MetadataFilter(Mapping[str, object]):
         return len(self._spec)
 
     def __repr__(self) -> str:
-        return f"MetadataFilter({dict(self._spec)!r})"
+        return f"MetadataFilter({_plain(self._spec)!r})"
+
+
+def _plain(value: object) -> object:
+    """The canonical copy with dicts for its read-only mappings, for ``repr``."""
+    if isinstance(value, Mapping):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, tuple):
+        return tuple(_plain(item) for item in value)
+    return value
 
 
 class _Budget:

@@ -13,9 +13,10 @@ Subclass a contract and override its fixture::
 Fixtures for your conftest: ``pytest_plugins = ["runiq.rag.testing.fixtures"]``.
 
 The contracts and fixtures are pytest classes with async tests: they need ``pip install 'runiq[testing]'``
-(pytest and pytest-asyncio). The fakes (``make_chunks``, ``CANARY``, the failing and slow embedders)
-need nothing beyond runiq, so this package imports in any install; a contract is imported on first
-use and, without pytest, raises an ImportError that names the extra.
+(pytest and pytest-asyncio; its hypothesis serves ``runiq.rag.testing.filter_strategies``). The fakes
+(``make_chunks``, ``CANARY``, the failing and slow embedders) need nothing beyond runiq, so this
+package imports in any install; a contract is imported on first use and, without pytest, raises an
+ImportError that names the extra.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Hypothesis strategies for metadata and filters, to test a store against the reference evaluation.
 
-Needs ``hypothesis`` (not part of ``runiq[testing]``). Values come from small pools that collide
+Needs ``hypothesis`` (part of ``runiq[testing]``). Values come from small pools that collide
 often (``3`` and ``3.0``, ``True`` and ``1``, ``"é"`` and ``"e\\u0301"``, one instant written with
 different offsets), with dates and datetimes both well formed and almost so (``2024-02-30``,
 ``24:00``, ``+24:00``), so that equal, ordered and incomparable pairs all occur.

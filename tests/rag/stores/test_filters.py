@@ -267,3 +267,9 @@ def test_metadata_of_another_kind_never_matches(value: Any, operand: Any) -> Non
             assert isinstance(element, int | float) and not isinstance(element, bool)
         else:
             assert type(element) is type(target.value)
+
+
+def test_a_validated_filter_reads_like_the_filter_written() -> None:
+    """Its repr shows plain dicts and tuples, not the read-only proxies it is made of."""
+    validated = validate_filters({"year": {"$gte": 2020}, "$or": [{"team": "hr"}]})
+    assert repr(validated) == "MetadataFilter({'year': {'$gte': 2020}, '$or': ({'team': 'hr'},)})"
