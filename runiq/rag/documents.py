@@ -15,9 +15,20 @@ from typing import NamedTuple, TypeAlias
 
 from runiq.rag.errors import RagValidationError
 
-__all__ = ["ChunkKey", "Metadata", "MetadataValue", "RagChunk", "RagDocument", "chunk_id_for", "freeze_metadata"]
+__all__ = [
+    "ChunkKey",
+    "Metadata",
+    "MetadataScalar",
+    "MetadataValue",
+    "RagChunk",
+    "RagDocument",
+    "chunk_id_for",
+    "freeze_metadata",
+]
 
-MetadataValue: TypeAlias = str | int | float | bool
+MetadataScalar: TypeAlias = str | int | float | bool
+# A list of scalars is kept as a tuple (read-only); filters match it when any element matches.
+MetadataValue: TypeAlias = MetadataScalar | tuple[MetadataScalar, ...] | list[MetadataScalar]
 Metadata: TypeAlias = Mapping[str, MetadataValue]
 
 _EMPTY: Metadata = MappingProxyType({})
@@ -31,17 +42,26 @@ class ChunkKey(NamedTuple):
 
 
 def freeze_metadata(values: Mapping[str, object] | None) -> Metadata:
-    """Copy metadata into a read-only mapping, refusing values that no store can filter on."""
+    """Copy metadata into a read-only mapping, refusing values that no store can filter on.
+
+    A value is a string, number or boolean, or a list (or tuple) of those, which is kept as a tuple.
+    """
     if not values:
         return _EMPTY
     frozen: dict[str, MetadataValue] = {}
     for key, value in values.items():
         if not isinstance(key, str) or not key.strip():
             raise RagValidationError("Metadata keys must be non-empty strings.")
-        if not isinstance(value, str | int | float | bool):
-            raise RagValidationError("Metadata values must be strings, numbers or booleans.")
-        frozen[key] = value
+        frozen[key] = _frozen_value(value)
     return MappingProxyType(frozen)
+
+
+def _frozen_value(value: object) -> MetadataValue:
+    if isinstance(value, str | int | float | bool):
+        return value
+    if isinstance(value, list | tuple) and all(isinstance(item, str | int | float | bool) for item in value):
+        return tuple(value)
+    raise RagValidationError("Metadata values must be strings, numbers, booleans or lists of those.")
 
 
 def chunk_id_for(document_id: str, ordinal: int) -> str:

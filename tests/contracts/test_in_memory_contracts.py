@@ -7,7 +7,12 @@ from collections.abc import AsyncIterator
 import pytest
 
 from runiq.rag import HashingEmbedder, InMemoryVectorStore
-from runiq.rag.testing import EmbeddingClientContract, LexicalSearchContract, VectorStoreContract
+from runiq.rag.testing import (
+    EmbeddingClientContract,
+    LexicalSearchContract,
+    MetadataFilterContract,
+    VectorStoreContract,
+)
 
 
 class TestInMemoryStore(VectorStoreContract):
@@ -17,6 +22,12 @@ class TestInMemoryStore(VectorStoreContract):
 
 
 class TestInMemoryLexical(LexicalSearchContract):
+    @pytest.fixture
+    async def store(self) -> AsyncIterator[InMemoryVectorStore]:
+        yield InMemoryVectorStore()
+
+
+class TestInMemoryFilters(MetadataFilterContract):
     @pytest.fixture
     async def store(self) -> AsyncIterator[InMemoryVectorStore]:
         yield InMemoryVectorStore()

@@ -55,12 +55,40 @@ def test_documents_are_frozen() -> None:
 
 @pytest.mark.parametrize(
     "metadata",
-    [{"": "x"}, {"  ": "x"}, {"k": None}, {"k": [1]}, {"k": {"a": 1}}, {1: "x"}],
+    [
+        {"": "x"},
+        {"  ": "x"},
+        {"k": None},
+        {"k": [None]},
+        {"k": [[1]]},
+        {"k": ({"a": 1},)},
+        {"k": {"a": 1}},
+        {"k": {1, 2}},
+        {1: "x"},
+    ],
 )
 def test_metadata_refuses_unfilterable_keys_and_values(metadata: dict[object, object]) -> None:
-    """Metadata keys are non-empty strings; values are str, int, float or bool."""
+    """Metadata keys are non-empty strings; values are str, int, float or bool, or lists of those."""
     with pytest.raises(RagValidationError):
         freeze_metadata(metadata)  # type: ignore[arg-type]
+
+
+def test_list_values_are_kept_as_read_only_tuples() -> None:
+    """A list (or tuple) of scalars is copied into a tuple: the caller's list can change, the metadata cannot."""
+    tags = ["hr", 3, 2.5, True]
+    frozen = freeze_metadata({"tags": tags, "empty": [], "pair": ("a", "b")})
+    tags.append("changed")
+    assert dict(frozen) == {"tags": ("hr", 3, 2.5, True), "empty": (), "pair": ("a", "b")}
+
+
+def test_list_metadata_hashes_like_the_same_tuple_and_apart_from_its_elements() -> None:
+    """The content hash sees the list (as the tuple it is kept as), and order matters."""
+
+    def digest(value: object) -> str:
+        return RagDocument(document_id="d", content="text", metadata={"k": value}).content_hash("cfg")
+
+    assert digest(["a", "b"]) == digest(("a", "b"))
+    assert len({digest(["a", "b"]), digest(["b", "a"]), digest("a"), digest(["a"]), digest([])}) == 5
 
 
 def test_metadata_accepts_scalars() -> None:

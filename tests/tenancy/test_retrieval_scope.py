@@ -103,3 +103,48 @@ def test_scope_conflicts_use_the_stores_filter_equality() -> None:
         merge_scope({"tenant": 1}, {"tenant": True})
     with pytest.raises(ScopeConflict):
         merge_scope({"tenant": "3"}, {"tenant": 3})
+
+
+@pytest.mark.parametrize("mode", list(RagRetrievalMode))
+async def test_no_or_or_not_in_the_query_widens_the_scope(mode: RagRetrievalMode) -> None:
+    """The scope is its own conjunct: an $or naming the other tenant, a tautology or a $not of the
+    scope itself finds only the caller's tenant's chunks (or none)."""
+    widening = [
+        {"$or": [{"tenant": "a"}, {"kind": {"$exists": False}}]},
+        {"$or": [{"kind": "hr"}, {"$not": {"kind": "hr"}}]},
+        {"tenant": {"$in": ["a", "b"]}},
+        {"$not": {"tenant": "b"}},
+        {"tenant": {"$ne": "b"}},
+    ]
+    async with _builder().build() as host:
+        await host.services.get(RagIngestionManager).run("docs")
+        retriever = host.services.get(RagRetriever)
+        token = CURRENT_TENANT.set("b")
+        try:
+            results = [
+                await retriever.retrieve(
+                    RagQuery(index_name="docs", text="POL-HR-014 salary policy", mode=mode, top_k=10, filters=spec)
+                )
+                for spec in widening
+            ]
+        finally:
+            CURRENT_TENANT.reset(token)
+    found = [sorted(hit.document_id for hit in result.hits) for result in results]
+    assert found[0] == ["b-policy"]
+    assert found[1] == ["b-policy", "b-secret"]
+    assert found[2] == ["b-policy", "b-secret"]
+    assert found[3] == [] and found[4] == []
+
+
+def test_merge_scope_keeps_the_scope_a_separate_conjunct() -> None:
+    """Disjoint keys merge into one mapping; shared keys with operators become $and of scope and query."""
+    assert merge_scope({"kind": "hr"}, {"tenant": "a"}) == {"tenant": "a", "kind": "hr"}
+    either = {"$or": [{"tenant": "b"}, {"kind": "hr"}]}
+    assert merge_scope(either, {"tenant": "a"}) == {"tenant": "a", "$or": ({"tenant": "b"}, {"kind": "hr"})}
+    merged = merge_scope({"tenant": {"$ne": "a"}}, {"tenant": "a"})
+    assert merged == {"$and": ({"tenant": "a"}, {"tenant": {"$ne": "a"}})}
+    assert merge_scope(None, {"tenant": "a"}) == {"tenant": "a"}
+    assert merge_scope({"kind": "hr"}, {}) == {"kind": "hr"}
+    assert merge_scope(None, {}) is None
+    region = merge_scope({"region": "eu"}, {"region": {"$in": ["eu", "uk"]}})
+    assert region == {"$and": ({"region": {"$in": ("eu", "uk")}}, {"region": "eu"})}

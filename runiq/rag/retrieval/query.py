@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
-from runiq.rag.documents import MetadataValue
 from runiq.rag.errors import RagValidationError
 from runiq.rag.limits import MAX_CANDIDATES, validate_count
-from runiq.rag.stores.filters import validate_filters
+from runiq.rag.stores.filters import FilterSpec, validate_filters
 
 __all__ = ["MAX_QUERY_CHARACTERS", "RagQuery", "RagRetrievalMode"]
 
@@ -30,8 +28,10 @@ class RagQuery:
     """A retrieval request. ``top_k`` is a candidate limit only, not an acceptance rule.
 
     ``mode=None`` means the index's default mode, which is ``SEMANTIC`` unless the index was
-    registered with another default. ``filters`` are metadata equality filters, AND-combined, with
-    the equality of :mod:`runiq.rag.stores.filters`. ``candidate_depth`` overrides how many
+    registered with another default. ``filters`` is a metadata filter (:mod:`runiq.rag.stores.filters`:
+    ``{"team": "hr"}`` for equality, operators such as ``{"year": {"$gte": 2020}}``, ``$and``/``$or``/``$not``),
+    validated here: a bad filter is a ``RagValidationError`` when the query is made, and ``filters`` then
+    holds the validated :class:`~runiq.rag.stores.filters.MetadataFilter`. ``candidate_depth`` overrides how many
     candidates each hybrid source contributes before fusion. ``top_k`` and ``candidate_depth`` are
     integers from 1 to :data:`~runiq.rag.limits.MAX_CANDIDATES`.
     """
@@ -40,7 +40,7 @@ class RagQuery:
     text: str
     mode: RagRetrievalMode | None = None
     top_k: int = 5
-    filters: Mapping[str, MetadataValue] | None = None
+    filters: FilterSpec | None = None
     candidate_depth: int | None = None
 
     def __post_init__(self) -> None:

@@ -16,8 +16,9 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, NamedTuple, Protocol, runtime_checkable
 
 from runiq.errors import SchemaMismatchError
-from runiq.rag.documents import ChunkKey, Metadata, MetadataValue, RagChunk
+from runiq.rag.documents import ChunkKey, Metadata, RagChunk
 from runiq.rag.limits import validate_count
+from runiq.rag.stores.filters import FilterSpec
 
 if TYPE_CHECKING:
     from runiq.rag.embeddings.base import FloatMatrix, FloatVector
@@ -99,10 +100,11 @@ class StoreHit:
 class VectorStore(Protocol):
     """Durable or in-memory storage of chunk sets and their vectors, with metadata-filtered search.
 
-    Filters are equality on metadata keys, AND-combined; a chunk without the key never matches.
-    Equality is :mod:`runiq.rag.stores.filters` (``3 == 3.0``, ``True != 1``, ``"3" != 3``); a store
-    passes ``filters`` through :func:`~runiq.rag.stores.filters.validate_filters` and ``top_k``
-    through :func:`validate_top_k` before any backend work.
+    Filters are the language of :mod:`runiq.rag.stores.filters` (equality such as ``{"team": "hr"}``,
+    operators, ``$and``/``$or``/``$not``, list-valued metadata), with its equality (``3 == 3.0``,
+    ``True != 1``, ``"3" != 3``) and ordering; a store passes ``filters`` through
+    :func:`~runiq.rag.stores.filters.validate_filters` (or ``parse_filter`` for the tree) and ``top_k``
+    through :func:`validate_top_k` before any backend work. ``MetadataFilterContract`` pins the semantics.
     """
 
     @property
@@ -144,7 +146,7 @@ class VectorStore(Protocol):
         vector: FloatVector,
         *,
         top_k: int,
-        filters: Mapping[str, MetadataValue] | None = None,
+        filters: FilterSpec | None = None,
     ) -> list[StoreHit]:
         """Exact or approximate nearest chunks, best first, at most ``top_k``."""
         ...
@@ -224,7 +226,7 @@ class LexicalSearch(Protocol):
         query: LexicalQuery,
         *,
         top_k: int,
-        filters: Mapping[str, MetadataValue] | None = None,
+        filters: FilterSpec | None = None,
     ) -> list[StoreHit]: ...
 
 

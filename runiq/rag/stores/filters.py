@@ -1,8 +1,23 @@
-"""Metadata filter equality: the one definition every store follows (the contract kit pins it).
+"""Metadata filters: the one definition every store follows (the contract kit pins it).
 
-A filter maps metadata keys to values. A chunk matches when its metadata holds every key with an
-*equal* value (AND-combined; a chunk without the key never matches). Two values are equal exactly
-when their :func:`equality_key` is equal:
+A filter is a mapping. ``{"team": "hr", "year": 2024}`` keeps chunks whose metadata holds every key
+with an *equal* value (entries are AND-combined; a chunk without the key never matches). A key may
+instead map to operators, ``{"year": {"$gte": 2020, "$lt": 2025}}``, and ``$and``, ``$or`` (lists of
+filters) and ``$not`` (one filter) combine whole filters. :func:`validate_filters` checks a filter and
+returns a :class:`MetadataFilter`, whose :attr:`~MetadataFilter.root` tree
+(:mod:`runiq.rag.stores.filter_tree`) a store evaluates; :func:`matches` is the reference evaluation.
+
+**Operators on a key**: ``$eq`` (the plain form), ``$ne``, ``$gt``, ``$gte``, ``$lt``, ``$lte``, ``$in``
+and ``$nin`` (a list of values), ``$exists`` (``True`` or ``False``). Several operators on one key are
+AND-combined. ``$eq``, ``$in`` and the ranges need the key; ``$ne`` and ``$nin`` match a chunk that
+has the key and no equal value (a chunk without the key does not match them: use ``$not`` for "not
+equal or missing"); ``$not`` matches every chunk its filter does not.
+
+**List-valued metadata** (``{"tags": ("hr", "remote")}``): ``$eq``, ``$in`` and each range match when
+*any* element does (so ``{"$gt": 1, "$lt": 5}`` on ``[0, 9]`` matches: 9 > 1 and 0 < 5); ``$ne`` and
+``$nin`` match when *no* element is equal; an empty list has the key and equals nothing.
+
+**Equality** (:func:`equality_key`): two values are equal exactly when their keys are.
 
 - **Booleans** equal only booleans: ``True`` is not ``1`` and ``False`` is not ``0``.
 - **Numbers** (``int`` and ``float``) compare by value, not type: ``3 == 3.0`` and ``-0.0 == 0``.
@@ -11,97 +26,82 @@ when their :func:`equality_key` is equal:
   equals ``10**18``, but ``float(2**60)``, written ``1.152921504606847e+18``, does not equal ``2**60``.
   This is PostgreSQL's ``jsonb`` numeric equality, which is why its containment test serves it.
 - **Strings** equal strings code point for code point: no Unicode normalisation (``"é"`` as U+00E9
-  is not ``"e"`` followed by U+0301), no case folding, no trimming. A string never equals a number or a boolean
-  (``"3"`` is not ``3``, ``"true"`` is not ``True``).
+  is not ``"e"`` followed by U+0301), no case folding, no trimming. A string never equals a number or
+  a boolean (``"3"`` is not ``3``, ``"true"`` is not ``True``).
+- **Dates** (a ``datetime.date`` operand) equal the one metadata string that writes them,
+  ``YYYY-MM-DD``. **Datetimes** (a timezone-aware ``datetime``) equal metadata strings
+  ``YYYY-MM-DDTHH:MM:SS[.ffffff]`` followed by ``Z`` or ``+HH:MM``/``-HH:MM`` that denote the same
+  instant (``10:00+02:00`` is ``08:00Z``).
 
-:func:`validate_filters` refuses, with :class:`~runiq.errors.RagValidationError`, what no store can
-evaluate the same way: non-finite floats (NaN equals nothing and JSON has no form for it), integers
-outside the signed 64-bit range (the widest integer every backend compares exactly), ``None``,
-lists, mappings and any other type (metadata cannot hold them, so such a filter could never match;
-a later filter language adds explicit operators such as "exists" or "in" instead), keys that are
-not non-blank strings, and NUL (U+0000) in keys or strings (PostgreSQL text cannot hold it).
+**Ordering** (the ranges): numbers with numbers by value, strings with strings by code point
+(``"Z" < "a" < "é"``, never a locale's collation), dates with ``YYYY-MM-DD`` metadata strings and
+datetimes with datetime metadata strings chronologically. A date is a *typed* operand: ``"2024-05-01"``
+is only a string and orders as one; metadata never holds a date, only the string. Anything else never
+matches a range: a string against a number, a datetime string against a date, a malformed or
+impossible date (``2024-02-30``). Booleans have no order: a range on a boolean is rejected.
 
-A filter language built on this keeps :func:`equality_key` as its equality and can order keys of
-the same kind (numbers by their decimal value, strings by code point) for range operators.
+:func:`validate_filters` refuses, with :class:`~runiq.errors.RagValidationError` and a fixed message
+that never quotes the filter, what no store can evaluate the same way: non-finite floats, integers
+outside the signed 64-bit range, ``None``, mappings and lists as values, naive datetimes, keys that
+are not non-blank strings or start with ``$``, NUL (U+0000) or lone surrogates in keys or strings,
+unknown operators, and filters beyond the limits: nesting deeper than :data:`MAX_FILTER_DEPTH`, more than
+:data:`MAX_FILTER_IN_VALUES` values in one ``$in``/``$nin``, more than :data:`MAX_FILTER_CONDITIONS`
+conditions or :data:`MAX_FILTER_VALUES` values in all.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
-from decimal import Decimal
-from types import MappingProxyType
 from typing import TypeAlias
 
 from runiq.errors import RagValidationError
-from runiq.rag.documents import Metadata, MetadataValue
+from runiq.rag.stores.filter_match import matches
+from runiq.rag.stores.filter_parse import (
+    MAX_FILTER_CONDITIONS,
+    MAX_FILTER_DEPTH,
+    MAX_FILTER_IN_VALUES,
+    MAX_FILTER_VALUES,
+    MetadataFilter,
+    parse_mapping,
+)
+from runiq.rag.stores.filter_tree import FilterNode
+from runiq.rag.stores.filter_values import MAX_FILTER_INTEGER, MIN_FILTER_INTEGER, EqualityKey, equality_key
 
-__all__ = ["MAX_FILTER_INTEGER", "MIN_FILTER_INTEGER", "EqualityKey", "equality_key", "validate_filters"]
+__all__ = [
+    "MAX_FILTER_CONDITIONS",
+    "MAX_FILTER_DEPTH",
+    "MAX_FILTER_INTEGER",
+    "MAX_FILTER_IN_VALUES",
+    "MAX_FILTER_VALUES",
+    "MIN_FILTER_INTEGER",
+    "EqualityKey",
+    "FilterSpec",
+    "MetadataFilter",
+    "equality_key",
+    "matches",
+    "parse_filter",
+    "validate_filters",
+]
 
-MIN_FILTER_INTEGER = -(2**63)
-MAX_FILTER_INTEGER = 2**63 - 1
-# Below this magnitude an integral float's repr is its exact value ("123.0"): no Decimal needed.
-_EXACT_FLOAT_INTEGERS = 2**53
-
-# (kind, canonical value): "boolean" -> bool, "number" -> int (every integral value) or a
-# non-integral float, "string" -> str. "non-finite" -> repr, for metadata only: validate_filters
-# never lets such a filter through.
-EqualityKey: TypeAlias = tuple[str, bool | int | float | str]
-
-
-def equality_key(value: MetadataValue) -> EqualityKey:
-    """The canonical form of a metadata or filter value: equal values, and only those, share a key."""
-    if isinstance(value, bool):
-        return ("boolean", bool(value))
-    if isinstance(value, int):
-        return ("number", int(value))
-    if isinstance(value, float):
-        return _float_key(float(value))
-    return ("string", str(value))
-
-
-def _float_key(value: float) -> EqualityKey:
-    if not math.isfinite(value):
-        return ("non-finite", repr(value))
-    if not value.is_integer():
-        # Its shortest decimal is not an integer either, and distinct floats have distinct decimals:
-        # the float itself is canonical (and orders like its decimal).
-        return ("number", value)
-    if abs(value) < _EXACT_FLOAT_INTEGERS:
-        return ("number", int(value))
-    return ("number", int(Decimal(repr(value))))  # 1.152921504606847e+18, not float(2**60)'s binary value
+FilterSpec: TypeAlias = Mapping[str, object]
+"""A filter as callers write it (a :class:`MetadataFilter` is one too)."""
 
 
-def validate_filters(filters: Mapping[str, object] | None) -> Metadata | None:
-    """A read-only copy of ``filters`` with plain ``str``/``int``/``float``/``bool`` values; ``None`` when empty."""
-    if filters is None:
-        return None
+def validate_filters(filters: FilterSpec | None) -> MetadataFilter | None:
+    """The validated filter; ``None`` for no filter (``None`` or an empty mapping).
+
+    A :class:`MetadataFilter` is returned as it is (it was validated when it was made).
+    """
+    if filters is None or isinstance(filters, MetadataFilter):
+        return filters
     if not isinstance(filters, Mapping):
-        raise RagValidationError("Filters must be a mapping of metadata keys to values.")
+        raise RagValidationError("Filters must be a mapping of metadata keys to values or conditions.")
     if not filters:
         return None
-    return MappingProxyType({_filter_key(key): _filter_value(value) for key, value in filters.items()})
+    return parse_mapping(filters)
 
 
-def _filter_key(key: object) -> str:
-    if not isinstance(key, str) or not key.strip() or "\x00" in key:
-        raise RagValidationError("Filter keys must be non-blank strings without NUL.")
-    return str(key)
-
-
-def _filter_value(value: object) -> MetadataValue:
-    if isinstance(value, bool):
-        return bool(value)
-    if isinstance(value, int):
-        if not MIN_FILTER_INTEGER <= value <= MAX_FILTER_INTEGER:
-            raise RagValidationError("Filter integers must fit in 64 bits (-2**63 to 2**63 - 1).")
-        return int(value)
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise RagValidationError("Filter numbers must be finite (no NaN or infinity).")
-        return float(value)
-    if isinstance(value, str):
-        if "\x00" in value:
-            raise RagValidationError("Filter strings must not contain NUL (U+0000).")
-        return str(value)
-    raise RagValidationError("Filter values must be strings, numbers or booleans.")
+def parse_filter(filters: FilterSpec | None) -> FilterNode | None:
+    """The tree a store evaluates, or ``None`` when there is no filter (see :func:`validate_filters`)."""
+    validated = validate_filters(filters)
+    return None if validated is None else validated.root

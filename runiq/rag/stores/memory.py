@@ -2,8 +2,8 @@
 
 Vectors live in one contiguous float32 matrix per index, grown geometrically (no per-vector Python
 objects, no full copy per upsert). Deleted rows become holes that later inserts reuse, so row numbers
-are stable and the metadata filter index (``(key, value) -> rows``) and the BM25 postings never need
-renumbering. Search is one matrix-vector product in a worker thread plus ``argpartition``; the final
+are stable and the metadata filter index (:mod:`runiq.rag.stores.memory_filter`) and the BM25 postings
+never need renumbering. Search is one matrix-vector product in a worker thread plus ``argpartition``; the final
 top-k raw scores are recomputed in float64 so reported scores are exact, and ties are broken by
 ``(document_id, chunk_id)``.
 """
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from runiq.rag.documents import ChunkKey, Metadata, MetadataValue, RagChunk
+from runiq.rag.documents import ChunkKey, Metadata, RagChunk
 from runiq.rag.embeddings.base import FloatMatrix, FloatVector
 from runiq.rag.errors import (
     RagValidationError,
@@ -45,7 +45,8 @@ from runiq.rag.stores.base import (
     ensure_compatible,
     validate_top_k,
 )
-from runiq.rag.stores.filters import EqualityKey, equality_key, validate_filters
+from runiq.rag.stores.filters import FilterSpec, MetadataFilter, validate_filters
+from runiq.rag.stores.memory_filter import MetadataIndex
 
 __all__ = ["InMemoryVectorStore", "InMemoryVectorStoreSelection"]
 
@@ -87,7 +88,7 @@ class _Index:
     rows: list[_Row | None] = field(default_factory=list)
     holes: list[int] = field(default_factory=list)
     documents: dict[str, tuple[StoredDocument, list[int]]] = field(default_factory=dict)
-    by_metadata: dict[tuple[str, EqualityKey], set[int]] = field(default_factory=dict)
+    by_metadata: MetadataIndex = field(default_factory=MetadataIndex)
     lexical: BM25Index = field(default_factory=BM25Index)
     lock: ReadWriteLock = field(default_factory=ReadWriteLock)
 
@@ -98,11 +99,6 @@ class _Index:
     @property
     def live(self) -> int:
         return len(self.rows) - len(self.holes)
-
-
-def _filter_key(key: str, value: MetadataValue) -> tuple[str, EqualityKey]:
-    """Equal values (``filters.equality_key``) share a posting: 3 finds 3.0, True does not find 1."""
-    return key, equality_key(value)
 
 
 class InMemoryVectorStore:
@@ -211,8 +207,7 @@ class InMemoryVectorStore:
         if vector is not None:
             index.matrix[slot] = vector
             index.sq_norms[slot] = float(np.dot(vector, vector))
-        for key, value in chunk.metadata.items():
-            index.by_metadata.setdefault(_filter_key(key, value), set()).add(slot)
+        index.by_metadata.add(slot, chunk.metadata)
         index.lexical.add(slot, chunk.content)
         return slot
 
@@ -236,10 +231,7 @@ class InMemoryVectorStore:
             row = index.rows[slot]
             if row is None:
                 continue
-            for key, value in row.metadata.items():
-                members = index.by_metadata.get(_filter_key(key, value))
-                if members is not None:
-                    members.discard(slot)
+            index.by_metadata.remove(slot, row.metadata)
             index.lexical.remove_text(slot, row.content)
             index.rows[slot] = None
             if index.spec.dimensions:
@@ -285,11 +277,11 @@ class InMemoryVectorStore:
         vector: FloatVector,
         *,
         top_k: int,
-        filters: Mapping[str, MetadataValue] | None = None,
+        filters: FilterSpec | None = None,
     ) -> list[StoreHit]:
         index = self._require(index_name)
         validate_top_k(top_k)
-        filters = validate_filters(filters)
+        validated = validate_filters(filters)
         dims = index.spec.dimensions
         if dims is None:
             raise RagValidationError("This index has no embedding model; use lexical retrieval.")
@@ -299,7 +291,10 @@ class InMemoryVectorStore:
         if query.shape[0] != dims:
             raise VectorDimensionMismatchError(index_name, dims, int(query.shape[0]))
         async with index.lock.read():
-            candidates = self._filter_rows(index, filters)
+            if validated is not None and index.used > _INLINE_ROWS:  # a range or $not tests rows one by one
+                candidates = await asyncio.to_thread(self._filter_rows, index, validated)
+            else:
+                candidates = self._filter_rows(index, validated)
             if candidates is not None and candidates.size == 0:
                 return []
             if index.live == 0:
@@ -378,21 +373,21 @@ class InMemoryVectorStore:
         query: LexicalQuery,
         *,
         top_k: int,
-        filters: Mapping[str, MetadataValue] | None = None,
+        filters: FilterSpec | None = None,
     ) -> list[StoreHit]:
         index = self._require(index_name)
         validate_top_k(top_k)
-        filters = validate_filters(filters)
+        validated = validate_filters(filters)
         if query.is_empty:
             return []
         async with index.lock.read():
             if index.used <= _INLINE_ROWS:
-                return self._lexical_sync(index, query, top_k, filters)
+                return self._lexical_sync(index, query, top_k, validated)
             # Off the event loop; the read lock is held until the thread is done, even on cancellation.
-            return await run_to_completion(functools.partial(self._lexical_sync, index, query, top_k, filters))
+            return await run_to_completion(functools.partial(self._lexical_sync, index, query, top_k, validated))
 
     def _lexical_sync(
-        self, index: _Index, query: LexicalQuery, top_k: int, filters: Mapping[str, MetadataValue] | None
+        self, index: _Index, query: LexicalQuery, top_k: int, filters: MetadataFilter | None
     ) -> list[StoreHit]:
         allowed = self._filter_rows(index, filters)
         if allowed is not None and allowed.size == 0:
@@ -463,13 +458,9 @@ class InMemoryVectorStore:
         return row
 
     @staticmethod
-    def _filter_rows(index: _Index, filters: Mapping[str, MetadataValue] | None) -> npt.NDArray[np.int64] | None:
-        if not filters:
+    def _filter_rows(index: _Index, filters: MetadataFilter | None) -> npt.NDArray[np.int64] | None:
+        if filters is None:
             return None
-        result: set[int] | None = None
-        for key, value in filters.items():
-            members = index.by_metadata.get(_filter_key(key, value), set())
-            result = set(members) if result is None else result & members
-            if not result:
-                return np.empty(0, dtype=np.int64)
-        return np.fromiter(sorted(result or ()), dtype=np.int64)
+        live = (slot for slot, row in enumerate(index.rows) if row is not None)
+        rows = index.by_metadata.rows(filters.root, live, lambda slot: InMemoryVectorStore._row(index, slot).metadata)
+        return np.fromiter(sorted(rows), dtype=np.int64, count=len(rows))

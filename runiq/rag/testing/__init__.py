@@ -13,9 +13,10 @@ Subclass a contract and override its fixture::
 Fixtures for your conftest: ``pytest_plugins = ["runiq.rag.testing.fixtures"]``.
 
 The contracts and fixtures are pytest classes with async tests: they need ``pip install 'runiq[testing]'``
-(pytest and pytest-asyncio). The fakes (``make_chunks``, ``CANARY``, the failing and slow embedders)
-need nothing beyond runiq, so this package imports in any install; a contract is imported on first
-use and, without pytest, raises an ImportError that names the extra.
+(pytest and pytest-asyncio; its hypothesis serves ``runiq.rag.testing.filter_strategies``). The fakes
+(``make_chunks``, ``CANARY``, the failing and slow embedders) need nothing beyond runiq, so this
+package imports in any install; a contract is imported on first use and, without pytest, raises an
+ImportError that names the extra.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from runiq.rag.testing.fakes import CANARY, FailingEmbedder, SlowEmbedder, make_
 
 if TYPE_CHECKING:
     from runiq.rag.testing.contracts import EmbeddingClientContract, LexicalSearchContract, VectorStoreContract
+    from runiq.rag.testing.filter_contract import MetadataFilterContract
     from runiq.rag.testing.loader_contract import LoaderContract
     from runiq.rag.testing.reranker_contract import RerankerContract
 
@@ -38,6 +40,7 @@ __all__ = [
     "FailingEmbedder",
     "LexicalSearchContract",
     "LoaderContract",
+    "MetadataFilterContract",
     "RerankerContract",
     "SlowEmbedder",
     "VectorStoreContract",
@@ -53,6 +56,7 @@ _CONTRACT_MODULES = {
     "VectorStoreContract": "contracts",
     "RerankerContract": "reranker_contract",
     "LoaderContract": "loader_contract",
+    "MetadataFilterContract": "filter_contract",
 }
 
 

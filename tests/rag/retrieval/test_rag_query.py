@@ -9,6 +9,7 @@ import pytest
 from runiq.rag import RagQuery, RagRetrievalMode, RagValidationError
 from runiq.rag.limits import MAX_CANDIDATES
 from runiq.rag.retrieval.query import MAX_QUERY_CHARACTERS
+from runiq.rag.stores.filters import MetadataFilter
 
 
 def test_defaults() -> None:
@@ -54,6 +55,10 @@ def test_index_name_is_trimmed() -> None:
         pytest.param({"filters": {"k": float("inf")}}, id="filter-inf"),
         pytest.param({"filters": {"k": 2**63}}, id="filter-int-past-64-bits"),
         pytest.param({"filters": {"k": "a\x00"}}, id="filter-nul"),
+        pytest.param({"filters": {"k": {"$regex": "a"}}}, id="filter-unknown-operator"),
+        pytest.param({"filters": {"k": {"$in": list(range(1_001))}}}, id="filter-in-too-long"),
+        pytest.param({"filters": {"k": {"$gt": True}}}, id="filter-range-on-boolean"),
+        pytest.param({"filters": {"$or": []}}, id="filter-empty-or"),
     ],
 )
 def test_invalid_queries_are_rejected(kwargs: dict[str, Any]) -> None:
@@ -104,3 +109,11 @@ def test_filter_values_are_normalised_to_plain_types() -> None:
     filters = RagQuery(index_name="docs", text="x", filters={"level": Level.HIGH, "team": Team.HR}).filters
     assert filters is not None
     assert [(type(v), v) for v in filters.values()] == [(int, 3), (str, "hr")]
+
+
+def test_operator_filters_are_validated_when_the_query_is_made() -> None:
+    """The query holds the validated filter (a MetadataFilter), so a store never sees an unchecked one."""
+    filters = {"year": {"$gte": 2020}, "$or": [{"a": 1}, {"b": {"$in": [1]}}]}
+    query = RagQuery(index_name="docs", text="x", filters=filters)
+    assert isinstance(query.filters, MetadataFilter)
+    assert query.filters == {"year": {"$gte": 2020}, "$or": ({"a": 1}, {"b": {"$in": (1,)}})}
