@@ -17,6 +17,10 @@ import numpy.typing as npt
 from runiq.rag.documents import MetadataValue, RagChunk
 from runiq.rag.errors import RagValidationError, VectorDimensionMismatchError
 from runiq.rag.stores.base import DistanceMetric, IndexSpec, StoredDocument
+from runiq.rag.stores.filter_tree import And, Compare, Comparison
+from runiq.rag.stores.filter_values import ValueKind
+
+_CONTAINABLE = frozenset({ValueKind.BOOLEAN, ValueKind.NUMBER, ValueKind.STRING})
 
 __all__ = [
     "PreparedDocument",
@@ -90,11 +94,36 @@ def metadata_json(metadata: Mapping[str, object]) -> str:
     return _JSON.encode(clean)
 
 
-def filter_json(filters: Mapping[str, MetadataValue] | None) -> str | None:
-    """Equality filters as one jsonb containment document (``metadata @> $n``), served by the GIN index."""
+def filter_json(filters: Mapping[str, object] | None) -> str | None:
+    """Equality filters as one jsonb containment document (``metadata @> $n``), served by the GIN index.
+
+    Until the store compiles the whole filter language (``filter_sql``), a validated filter must be a
+    conjunction of scalar equalities (a tenant scope and a query's equality filter included); anything
+    else is refused with a fixed message instead of silently matching nothing.
+    """
     if not filters:
         return None
-    return metadata_json(filters)
+    root = getattr(filters, "root", None)
+    if root is None:
+        return metadata_json(filters)
+    equalities: dict[str, object] = {}
+    if not _collect_equalities(root, equalities):
+        raise RagValidationError(
+            "The PostgreSQL store supports equality filters ({key: value}, combined with $and) in this release."
+        )
+    return metadata_json(equalities)
+
+
+def _collect_equalities(node: object, into: dict[str, object]) -> bool:
+    if isinstance(node, And):
+        return all(_collect_equalities(clause, into) for clause in node.clauses)
+    if isinstance(node, Compare) and node.op is Comparison.EQ and node.value.kind in _CONTAINABLE:
+        value = node.value.value  # as written; jsonb compares numbers by value, like the core's equality
+        if node.key in into and into[node.key] != value:
+            return False
+        into[node.key] = value
+        return True
+    return False
 
 
 @dataclass(slots=True)

@@ -202,3 +202,21 @@ async def test_embedded_default_persists_across_hosts(embedded_data_dir: Path, t
             RagQuery(index_name="docs", text="CS1503", mode=RagRetrievalMode.HYBRID)
         )
         assert result.hits[0].document_id.endswith("build.md")
+
+
+async def test_filter_operators_are_refused_until_the_store_compiles_them(pg_store: Any) -> None:
+    """Equality (also combined with $and) works; an operator is a clear validation error, never silently empty."""
+    import numpy as np
+
+    from runiq.rag import IndexSpec, RagValidationError, StoredDocument
+    from runiq.rag.testing import make_chunks
+
+    await pg_store.ensure_index(IndexSpec(name="f", dimensions=3, embedding_model="m"))
+    chunks = make_chunks("d1", ["alpha"])
+    chunks = [type(c)(**{**{s: getattr(c, s) for s in c.__slots__}, "metadata": {"n": 3, "t": "a"}}) for c in chunks]
+    await pg_store.replace_document("f", StoredDocument(document_id="d1", content_hash="h"), chunks, np.eye(1, 3))
+    vector = np.array([1, 0, 0], dtype=np.float32)
+    assert len(await pg_store.search("f", vector, top_k=3, filters={"n": 3.0})) == 1
+    assert len(await pg_store.search("f", vector, top_k=3, filters={"$and": [{"n": 3}, {"t": "a"}]})) == 1
+    with pytest.raises(RagValidationError):
+        await pg_store.search("f", vector, top_k=3, filters={"n": {"$gt": 2}})
