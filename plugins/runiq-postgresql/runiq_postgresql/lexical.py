@@ -115,11 +115,12 @@ class SlicePostings:
 
 @dataclass(frozen=True, slots=True)
 class SliceTerms:
-    """The lexical columns of a run of chunks, and the run's document frequencies for the BM25 statistics.
+    """The lexical columns of a run of chunks, the run's document frequencies for the BM25 statistics,
+    and its postings.
 
-    What a bulk write needs from tokenising: per chunk the ``tsvector`` and BM25 length, and per
-    lexeme the number of chunks holding it. The helper process answers with this rather than one
-    :class:`ChunkTerms` per chunk, whose distinct lexemes would cross the pipe only to be counted.
+    What a write needs from tokenising: per chunk the ``tsvector`` and BM25 length, per lexeme the
+    number of chunks holding it, and the (lexeme, chunk, tf) postings as numpy arrays grouped by
+    lexeme. The helper process answers with this rather than one :class:`ChunkTerms` per chunk.
     """
 
     tsvectors: list[bytes]

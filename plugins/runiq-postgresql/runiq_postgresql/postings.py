@@ -130,29 +130,32 @@ class Gathered:
     """Postings of some lexemes as flat arrays, lexeme after lexeme (``starts`` delimits them).
 
     ``dead`` holds the rows tombstoned in any of the lexemes: deleted chunks, whose postings may
-    still be in the blocks read. ``tfs`` and ``lengths`` are float64, ready for BM25.
+    still be in the blocks read. ``tfs`` are float64, ready for BM25; ``lengths`` are the stored
+    unsigned integers (BM25 converts them in its first operation).
     """
 
     terms: list[str]
     starts: list[int]
     rows: _Ints
     tfs: npt.NDArray[np.float64]
-    lengths: npt.NDArray[np.float64]
+    lengths: npt.NDArray[np.unsignedinteger[Any]]
     dead: _Ints
 
 
-def _high(blocks: Sequence[Any], sizes: Sequence[int]) -> _Ints | int:
-    """What to add to the uint32 row values: ``high << 32`` per entry, or 0 when every block has high 0."""
-    if not any(block["high"] for block in blocks):
-        return 0
-    return np.repeat(np.array([int(block["high"]) << 32 for block in blocks], dtype=np.int64), sizes)
+def _rows(blocks: Sequence[Any]) -> _Ints:
+    """The blocks' row ids, in order: the stored low halves plus ``high << 32`` where a block has one."""
+    rows = np.frombuffer(b"".join(block["rows"] for block in blocks), dtype=">u4").astype(np.int64)
+    if any(block["high"] for block in blocks):
+        highs = [int(block["high"]) << 32 for block in blocks]
+        rows += np.repeat(np.array(highs, dtype=np.int64), [len(block["rows"]) // 4 for block in blocks])
+    return rows
 
 
-def _lengths(blocks: Sequence[Any]) -> npt.NDArray[np.float64]:
+def _lengths(blocks: Sequence[Any]) -> npt.NDArray[np.unsignedinteger[Any]]:
     if not any(block["wide"] for block in blocks):
-        return np.frombuffer(b"".join(block["lengths"] for block in blocks), dtype=">u2").astype(np.float64)
+        return np.frombuffer(b"".join(block["lengths"] for block in blocks), dtype=">u2")
     parts = [np.frombuffer(block["lengths"], dtype=">u4" if block["wide"] else ">u2") for block in blocks]
-    return np.concatenate(parts).astype(np.float64)
+    return np.concatenate(parts)
 
 
 def gather(blocks: Iterable[Any], terms: Sequence[str]) -> Gathered:
@@ -163,17 +166,11 @@ def gather(blocks: Iterable[Any], terms: Sequence[str]) -> Gathered:
         (tombstones if block["dead"] else live.setdefault(block["term"], [])).append(block)
     found = [term for term in terms if term in live]
     ordered = [block for term in found for block in live[term]]
-    sizes = [len(block["tfs"]) for block in ordered]
     starts = [0]
     for term in found:
         starts.append(starts[-1] + sum(len(block["tfs"]) for block in live[term]))
-    rows = np.frombuffer(b"".join(block["rows"] for block in ordered), dtype=">u4").astype(np.int64)
-    rows += _high(ordered, sizes)
-    tfs = np.frombuffer(b"".join(block["tfs"] for block in ordered), dtype=np.uint8).astype(np.float64)
-    tfs += 1.0
-    dead = np.frombuffer(b"".join(block["rows"] for block in tombstones), dtype=">u4").astype(np.int64)
-    dead += _high(tombstones, [len(block["rows"]) // 4 for block in tombstones])
-    return Gathered(found, starts, rows, tfs, _lengths(ordered), dead)
+    tfs = np.add(np.frombuffer(b"".join(block["tfs"] for block in ordered), dtype=np.uint8), 1.0)
+    return Gathered(found, starts, _rows(ordered), tfs, _lengths(ordered), _rows(tombstones))
 
 
 def purged(blocks: Sequence[Any]) -> Blocks:

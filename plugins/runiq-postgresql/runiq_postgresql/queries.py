@@ -55,7 +55,6 @@ class SchemaSql:
     delete_documents: str
     document_hashes: str
     update_stats: str
-    term_frequencies: str
     mark_ann: str
     drop_index: str
     chunk_count: str
@@ -104,12 +103,6 @@ class SchemaSql:
                 f"UPDATE {s}.indexes SET chunk_count = chunk_count + $4, total_terms = total_terms + $5, "
                 "updated_at = now() WHERE index_id = $1 AND (SELECT count(*) FROM up) >= 0 "
                 "RETURNING chunk_count"
-            ),
-            term_frequencies=(
-                f"SELECT (SELECT chunk_count FROM {s}.indexes WHERE index_id = $1) AS chunks, "
-                f"(SELECT total_terms FROM {s}.indexes WHERE index_id = $1) AS total, "
-                "coalesce(array_agg(term), '{}') AS terms, coalesce(array_agg(df), '{}') AS dfs "
-                f"FROM {s}.term_stats WHERE index_id = $1 AND term = ANY($2::text[])"
             ),
             mark_ann=f"UPDATE {s}.indexes SET ann_index = true, updated_at = now() WHERE index_id = $1",
             drop_index=f"DELETE FROM {s}.indexes WHERE index_id = $1",
@@ -179,7 +172,14 @@ class IndexSql:
             substring=_substring(t, filtered=False),
             substring_filtered=_substring(t, filtered=True),
             phrase_variants=(_phrase_sql(t, s, filtered=False), _phrase_sql(t, s, filtered=True)),
-            read_blocks=f"SELECT term, dead, high, wide, rows, tfs, lengths FROM {p} WHERE term = ANY($1::text[])",
+            read_blocks=(
+                # $1 index_id, $2 terms: the blocks of the terms some chunk holds, with the statistics.
+                f"SELECT (SELECT chunk_count FROM {s}.indexes WHERE index_id = $1) AS chunks, "
+                f"(SELECT total_terms FROM {s}.indexes WHERE index_id = $1) AS total, t.df, "
+                f"p.term, p.dead, p.high, p.wide, p.rows, p.tfs, p.lengths FROM {p} p "
+                f"JOIN {s}.term_stats t ON t.index_id = $1 AND t.term = p.term AND t.df > 0 "
+                "WHERE p.term = ANY($2::text[])"
+            ),
             lock_blocks=(
                 f"SELECT block, term, dead, high, wide, rows, tfs, lengths FROM {p} "
                 "WHERE term = ANY($1::text[]) ORDER BY term, block FOR UPDATE"

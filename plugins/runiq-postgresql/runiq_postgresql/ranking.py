@@ -66,8 +66,7 @@ def score(postings: Gathered, weights: Mapping[str, float], chunk_count: int, to
     if not postings.terms or chunk_count <= 0:
         return Candidates(np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64))
     avgdl = total_terms / chunk_count if total_terms else 1.0
-    norm = postings.lengths  # -> tf + k1 * (1 - b + b * dl / avgdl)
-    norm *= BM25_B
+    norm = np.multiply(postings.lengths, BM25_B)  # -> tf + k1 * (1 - b + b * dl / avgdl)
     norm /= avgdl
     norm += 1.0 - BM25_B
     norm *= BM25_K1
@@ -107,17 +106,18 @@ def batches(candidates: Candidates, first: int) -> Iterator[Batch]:
     results at or above that ``floor`` are ranked against everything that can tie with them.
     """
     scores = candidates.scores
+    left = scores  # the scores of the candidates not yet in a batch
     above = math.inf
     size = max(first, 1)
     while True:
-        taken = scores < above
-        if size >= int(taken.sum()):
-            yield _batch(candidates, taken, -math.inf)
+        if size >= len(left):
+            yield _batch(candidates, scores < above, -math.inf)
             return
-        x = float(-np.partition(-scores[taken], size - 1)[size - 1])
+        x = float(np.partition(left, len(left) - size)[len(left) - size])  # the size-th best
         cut = x - max(_TIE_MARGIN, abs(x) * 1e-12)
-        yield _batch(candidates, taken & (scores >= cut), round(x, 9))
+        yield _batch(candidates, (scores >= cut) & (scores < above), round(x, 9))
         above, size = cut, size * 4
+        left = scores[scores < above]
 
 
 def _batch(candidates: Candidates, mask: npt.NDArray[np.bool_], floor: float) -> Batch:

@@ -9,8 +9,7 @@ writers of the same document), the old chunk set is deleted (leaving tombstones 
 table) and the new one inserted with row ids the store reserves, its postings appended as one block
 per lexeme, and the BM25 statistics (per-term document frequencies, chunk count, total length) are
 adjusted by the net difference, so readers see either the old or the new version of a document,
-never a mix. Last, under a per-index lock, lexemes with many tombstones are purged and small blocks
-merged (``postings``).
+never a mix. Last, lexemes with many tombstones are purged and small blocks merged (``upkeep``).
 
 Free-text lexical search reads the query terms' postings and statistics in one snapshot, sums BM25
 with numpy (``ranking``) and fetches the best chunks by row id; phrase queries are scored in SQL.
@@ -45,7 +44,7 @@ from runiq.rag.stores.base import (
     validate_top_k,
 )
 from runiq.rag.stores.filters import validate_filters
-from runiq_postgresql import bulk, postings, ranking
+from runiq_postgresql import bulk, postings, ranking, upkeep
 from runiq_postgresql.embedded import acquire_embedded_server, release_embedded_server
 from runiq_postgresql.errors import STORE_KIND, guarded, mapped
 from runiq_postgresql.lexical import QueryTerms, SliceTerms, query_terms, slice_terms
@@ -86,7 +85,6 @@ _ANALYZED_COLUMNS = "(document_id, chunk_id, ordinal, metadata, term_count, lexe
 _PIPELINE_SLICE_CHUNKS = 2000  # a bulk replace is tokenised and copied in slices of this many chunks
 _PROCESS_TOKENISE_CHUNKS = 256  # slices this large are tokenised by the helper process (when enabled)
 _THREAD_SCORE_BYTES = 1 << 15  # BM25 over more postings than ~8,000 is summed in a worker thread
-_PURGE_TERMS_PER_READ = 512  # lexemes purged per round trip, bounding what a purge holds in memory
 
 
 class _Prepared(NamedTuple):
@@ -572,37 +570,9 @@ class PostgresVectorStore:
         if blocks:
             await conn.execute(index.sql.insert_blocks, *blocks.arguments())
         total = await self._apply_stats(conn, index, stats)
-        await self._maintain_postings(conn, index, written.terms, tombstoned)
+        lock = f"{self._schema}\x1fpostings\x1f{index.index_id}"
+        await upkeep.maintain(conn, index.sql, lock, written.terms, tombstoned)
         return total
-
-    async def _maintain_postings(
-        self, conn: asyncpg.Connection, index: _Index, written: Iterable[str], tombstoned: Iterable[str]
-    ) -> None:
-        """Purge lexemes whose tombstones reached a quarter of their postings, then merge small blocks.
-
-        One writer at a time per index (a transaction lock), so two upkeeps never rewrite the same
-        blocks; the write's own chunks and postings are in already, so readers of either snapshot
-        see consistent postings.
-        """
-        await conn.execute(
-            "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", f"{self._schema}\x1fpostings\x1f{index.index_id}"
-        )
-        dead = sorted(set(tombstoned))
-        if dead:
-            due = [row["term"] for row in await conn.fetch(index.sql.purge_due, dead)]
-            for start in range(0, len(due), _PURGE_TERMS_PER_READ):
-                await self._purge(conn, index, due[start : start + _PURGE_TERMS_PER_READ])
-        touched = sorted(set(written).union(dead))
-        # A merge can complete a size class above it: repeat until none has MERGE_FAN_IN blocks.
-        while touched and await conn.execute(index.sql.merge_blocks, touched) != "INSERT 0 0":
-            pass
-
-    async def _purge(self, conn: asyncpg.Connection, index: _Index, terms: list[str]) -> None:
-        blocks = await conn.fetch(index.sql.lock_blocks, terms)
-        fresh = await asyncio.to_thread(postings.purged, blocks)
-        await conn.execute(index.sql.delete_blocks, [b["term"] for b in blocks], [b["block"] for b in blocks])
-        if fresh:
-            await conn.execute(index.sql.insert_blocks, *fresh.arguments())
 
     async def _apply_stats(self, conn: asyncpg.Connection, index: _Index, stats: _StatsDelta) -> int:
         delta = stats.frequencies
@@ -753,13 +723,11 @@ class PostgresVectorStore:
             sql = index.sql.phrase_search(filtered=where is not None)
             return list(await conn.fetch(sql, *(args if where is None else [*args, where])))
         async with conn.transaction(isolation="repeatable_read", readonly=True):
-            stats = await conn.fetchrow(self._sql.term_frequencies, index.index_id, list(terms.terms))
-            assert stats is not None
-            weights = _weights(terms, stats)
-            if not weights:
+            blocks = await conn.fetch(index.sql.read_blocks, index.index_id, list(terms.terms))
+            if not blocks:
                 return []
-            blocks = await conn.fetch(index.sql.read_blocks, list(weights))
-            chunks, total = int(stats["chunks"]), int(stats["total"])
+            chunks, total = int(blocks[0]["chunks"]), int(blocks[0]["total"])
+            weights = _weights(terms, chunks, {block["term"]: block["df"] for block in blocks})
             if sum(len(block["rows"]) for block in blocks) > _THREAD_SCORE_BYTES:
                 candidates = await asyncio.to_thread(_scored, blocks, weights, chunks, total)
             else:
@@ -773,6 +741,8 @@ class PostgresVectorStore:
         found: list[dict[str, Any]] = []
         first = top_k + 4 if where is None else 4 * top_k + 16
         for batch in ranking.batches(candidates, first):
+            if not batch.rows:
+                break
             if where is None:
                 records = await conn.fetch(index.sql.candidates, batch.rows)
             else:
@@ -817,10 +787,8 @@ def _lexemes(old: asyncpg.Record | None) -> list[str]:
     return [] if old is None else list(old["lexemes"])
 
 
-def _weights(terms: QueryTerms, stats: asyncpg.Record) -> dict[str, float]:
-    """Each known query term's idf * qtf, in query order (the order scores are summed in)."""
-    dfs = dict(zip(stats["terms"], stats["dfs"], strict=True))
-    chunks = int(stats["chunks"] or 0)
+def _weights(terms: QueryTerms, chunks: int, dfs: Mapping[str, int]) -> dict[str, float]:
+    """Each query term some chunk holds, with its idf * qtf, in query order (the order scores are summed in)."""
     return {
         term: ranking.idf(chunks, dfs[term], qtf)
         for term, qtf in zip(terms.terms, terms.frequencies, strict=True)
