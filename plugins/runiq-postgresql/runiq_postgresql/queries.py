@@ -173,11 +173,17 @@ class IndexSql:
             substring_filtered=_substring(t, filtered=True),
             phrase_variants=(_phrase_sql(t, s, filtered=False), _phrase_sql(t, s, filtered=True)),
             read_blocks=(
-                # $1 index_id, $2 terms: the blocks of the terms some chunk holds, with the statistics.
+                # $1 index_id, $2 terms, $3 ids of blocks the caller holds from the postings table
+                # whose oid is $4: the blocks of the terms some chunk holds, with the statistics;
+                # the columns of held blocks are left out (never read from TOAST, never sent).
                 f"SELECT (SELECT chunk_count FROM {s}.indexes WHERE index_id = $1) AS chunks, "
                 f"(SELECT total_terms FROM {s}.indexes WHERE index_id = $1) AS total, t.df, "
-                f"p.term, p.dead, p.high, p.wide, p.rows, p.tfs, p.lengths FROM {p} p "
+                "p.tableoid::int8 AS relation, p.block, p.term, p.dead, p.high, p.wide, "
+                "CASE WHEN h.held THEN NULL ELSE p.rows END AS rows, "
+                "CASE WHEN h.held THEN NULL ELSE p.tfs END AS tfs, "
+                f"CASE WHEN h.held THEN NULL ELSE p.lengths END AS lengths FROM {p} p "
                 f"JOIN {s}.term_stats t ON t.index_id = $1 AND t.term = p.term AND t.df > 0 "
+                "CROSS JOIN LATERAL (SELECT p.tableoid::int8 = $4 AND p.block = ANY($3::int8[]) AS held) h "
                 "WHERE p.term = ANY($2::text[])"
             ),
             lock_blocks=(

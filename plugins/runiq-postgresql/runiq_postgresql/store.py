@@ -45,6 +45,7 @@ from runiq.rag.stores.base import (
 )
 from runiq.rag.stores.filters import validate_filters
 from runiq_postgresql import bulk, postings, ranking, upkeep
+from runiq_postgresql.blockcache import BlockCache
 from runiq_postgresql.embedded import acquire_embedded_server, release_embedded_server
 from runiq_postgresql.errors import STORE_KIND, guarded, mapped
 from runiq_postgresql.lexical import QueryTerms, SliceTerms, query_terms, slice_terms
@@ -174,6 +175,7 @@ class _Index:
     sql: IndexSql
     ann: bool
     loading: int = 0  # open bulk_load() contexts: secondary indexes are rebuilt when the last one exits
+    postings_oid: int = 0  # the postings table's oid once a search has read it (block cache keys)
 
 
 class PostgresVectorStore:
@@ -191,6 +193,7 @@ class PostgresVectorStore:
         self._ann_building: set[int] = set()
         self._analyzed: dict[int, int] = {}
         self._worker = TokenisingWorker(self._lexical) if self._options.tokenising_process else None
+        self._blocks = BlockCache()
         self.state = StoreState.CREATED
 
     @property
@@ -723,16 +726,32 @@ class PostgresVectorStore:
             sql = index.sql.phrase_search(filtered=where is not None)
             return list(await conn.fetch(sql, *(args if where is None else [*args, where])))
         async with conn.transaction(isolation="repeatable_read", readonly=True):
-            blocks = await conn.fetch(index.sql.read_blocks, index.index_id, list(terms.terms))
-            if not blocks:
+            rows, blocks = await self._read_blocks(conn, index, terms)
+            if not rows:
                 return []
-            chunks, total = int(blocks[0]["chunks"]), int(blocks[0]["total"])
-            weights = _weights(terms, chunks, {block["term"]: block["df"] for block in blocks})
+            chunks, total = int(rows[0]["chunks"]), int(rows[0]["total"])
+            weights = _weights(terms, chunks, {row["term"]: row["df"] for row in rows})
             if sum(len(block["rows"]) for block in blocks) > _THREAD_SCORE_BYTES:
                 candidates = await asyncio.to_thread(_scored, blocks, weights, chunks, total)
             else:
                 candidates = _scored(blocks, weights, chunks, total)
             return await self._best_rows(conn, index, candidates, top_k, where)
+
+    async def _read_blocks(
+        self, conn: asyncpg.Connection, index: _Index, terms: QueryTerms
+    ) -> tuple[list[Any], list[Mapping[str, Any]]]:
+        """The statistics rows of the query terms' blocks, and the blocks (those held in memory from there)."""
+        held = self._blocks.held(index.postings_oid, terms.terms)
+        args = (index.index_id, list(terms.terms), list(held), index.postings_oid)
+        rows = await conn.fetch(index.sql.read_blocks, *args)
+        blocks: list[Mapping[str, Any]] = []
+        for row in rows:
+            index.postings_oid = row["relation"]
+            if row["rows"] is None:  # a block we hold: the server left its columns out
+                blocks.append(held[row["block"]])
+            else:
+                blocks.append(self._blocks.add(row["relation"], row))
+        return rows, blocks
 
     async def _best_rows(
         self, conn: asyncpg.Connection, index: _Index, candidates: ranking.Candidates, top_k: int, where: str | None
