@@ -60,7 +60,7 @@ from runiq_postgresql import PostgresStoreOptions, PostgresVectorStore
 from runiq_postgresql.lexical import chunk_terms
 from runiq_postgresql.pool import begin_search
 from runiq_postgresql.rows import query_vector, row_columns
-from runiq_postgresql.schema import chunk_table_ddl, chunk_table_name, secondary_index_ddl
+from runiq_postgresql.schema import chunk_table_ddl, chunk_table_name, postings_table_name, secondary_index_ddl
 
 from runiq.rag import IndexSpec, RagChunk, StoredDocument, parse_lexical_query
 
@@ -194,10 +194,12 @@ async def ingest_raw(
         table_name = chunk_table_name(_RAW_INDEX_ID)
         table = f'"{schema}"."{table_name}"'
         indexes = secondary_index_ddl(schema, _RAW_INDEX_ID)
+        postings = f'"{postings_table_name(_RAW_INDEX_ID)}"'
         for ddl in chunk_table_ddl(schema, _RAW_INDEX_ID, vectors.shape[1]):
-            if ddl not in indexes:
+            if ddl not in indexes and postings not in ddl:
                 await conn.execute(ddl)  # the table and its storage; the GIN indexes come after the load
-        columns = list(row_columns(True))
+        # The server numbers the rows (the store reserves row ids because it also writes postings).
+        columns = [column for column in row_columns(True) if column != "row_id"]
         await conn.execute(
             "CREATE TEMP TABLE IF NOT EXISTS s (document_id text, chunk_id text, ordinal int, content text, "
             "start_offset int, end_offset int, metadata text, embedding vector, term_count int, lexemes text, "

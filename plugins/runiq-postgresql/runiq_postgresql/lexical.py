@@ -29,6 +29,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import chain
 
+import numpy as np
+import numpy.typing as npt
+
 from runiq.rag.lexical.options import DEFAULT_ANALYZER
 from runiq.rag.lexical.query import MAX_QUERY_TERMS, LexicalQuery
 from runiq.rag.lexical.tokenizer import Analyzer
@@ -36,6 +39,7 @@ from runiq.rag.lexical.tokenizer import Analyzer
 __all__ = [
     "ChunkTerms",
     "QueryTerms",
+    "SlicePostings",
     "SliceTerms",
     "chunk_terms",
     "identifier_like",
@@ -72,42 +76,89 @@ class ChunkTerms:
     The binary form is what COPY and ``insert_chunk`` send (the pool registers a pass-through binary
     codec for ``tsvector``): the server copies it in without parsing a literal, which is about half
     the server time of a bulk load. :func:`tsvector_literal` renders it as PostgreSQL prints it.
+    ``frequencies[i]`` is the number of positions ``lexemes[i]`` has in the ``tsvector``: its term
+    frequency, as BM25 scoring counts it.
     """
 
     tsvector: bytes
     term_count: int
     lexemes: tuple[str, ...]
     identifiers: str
+    frequencies: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class SlicePostings:
+    """A run of chunks' postings grouped by lexeme: what the postings table stores (see ``postings``).
+
+    Lexeme ``terms[i]`` occurs in the chunks ``chunks[starts[i]:starts[i + 1]]`` (indexes into the
+    run, increasing) with the term frequencies ``tfs[starts[i]:starts[i + 1]]``.
+    """
+
+    terms: list[str]
+    starts: npt.NDArray[np.int64]
+    chunks: npt.NDArray[np.int32]
+    tfs: npt.NDArray[np.uint16]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SlicePostings):
+            return NotImplemented
+        return (
+            self.terms == other.terms
+            and np.array_equal(self.starts, other.starts)
+            and np.array_equal(self.chunks, other.chunks)
+            and np.array_equal(self.tfs, other.tfs)
+        )
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 @dataclass(frozen=True, slots=True)
 class SliceTerms:
-    """The lexical columns of a run of chunks, and the run's document frequencies for the BM25 statistics.
+    """The lexical columns of a run of chunks, the run's document frequencies for the BM25 statistics,
+    and its postings.
 
-    What a bulk write needs from tokenising: per chunk the ``tsvector`` and BM25 length, and per
-    lexeme the number of chunks holding it. The helper process answers with this rather than one
-    :class:`ChunkTerms` per chunk, whose distinct lexemes would cross the pipe only to be counted.
+    What a write needs from tokenising: per chunk the ``tsvector`` and BM25 length, per lexeme the
+    number of chunks holding it, and the (lexeme, chunk, tf) postings as numpy arrays grouped by
+    lexeme. The helper process answers with this rather than one :class:`ChunkTerms` per chunk.
     """
 
     tsvectors: list[bytes]
     term_counts: list[int]
     frequencies: Counter[str]
     identifiers: list[str]
+    postings: SlicePostings
 
 
 def slice_terms(contents: Iterable[str], analyzer: Analyzer = DEFAULT_ANALYZER) -> SliceTerms:
     tsvectors: list[bytes] = []
     term_counts: list[int] = []
     lexemes: list[tuple[str, ...]] = []
+    tfs: list[tuple[int, ...]] = []
     identifiers: list[str] = []
     for content in contents:
         terms = chunk_terms(content, analyzer)
         tsvectors.append(terms.tsvector)
         term_counts.append(terms.term_count)
         lexemes.append(terms.lexemes)
+        tfs.append(terms.frequencies)
         identifiers.append(terms.identifiers)
     # Counter over an iterable counts in C; each chunk's lexemes are distinct, so this is the df.
-    return SliceTerms(tsvectors, term_counts, Counter(chain.from_iterable(lexemes)), identifiers)
+    frequencies = Counter(chain.from_iterable(lexemes))
+    return SliceTerms(tsvectors, term_counts, frequencies, identifiers, _postings(lexemes, tfs, frequencies))
+
+
+def _postings(lexemes: list[tuple[str, ...]], tfs: list[tuple[int, ...]], df: Counter[str]) -> SlicePostings:
+    """Group the chunks' (lexeme, tf) pairs by lexeme, in the order of ``df``'s keys, chunks ascending."""
+    number = {term: i for i, term in enumerate(df)}
+    total = sum(df.values())
+    ids = np.fromiter(map(number.__getitem__, chain.from_iterable(lexemes)), dtype=np.int64, count=total)
+    order = np.argsort(ids, kind="stable")  # stable: each lexeme's chunks stay in chunk order
+    chunk_of = np.repeat(np.arange(len(lexemes), dtype=np.int32), [len(terms) for terms in lexemes])
+    frequencies = np.fromiter(chain.from_iterable(tfs), dtype=np.uint16, count=total)
+    starts = np.zeros(len(number) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(df.values(), dtype=np.int64, count=len(number)), out=starts[1:])
+    return SlicePostings(terms=list(number), starts=starts, chunks=chunk_of[order], tfs=frequencies[order])
 
 
 # Wire format (tsvectorrecv): int32 lexeme count, then per lexeme its UTF-8 bytes, NUL, uint16
@@ -126,14 +177,16 @@ _UNCHECKED_CHARS = 20_000
 def chunk_terms(content: str, analyzer: Analyzer = DEFAULT_ANALYZER) -> ChunkTerms:
     """The hot loop of bulk ingestion: positions are grouped per raw word, each distinct word analysed once."""
     wholes, parts, length = _grouped_terms(content, analyzer)
-    entries, lexemes = _binary_entries(wholes, parts)
+    entries, lexemes, counts = _binary_entries(wholes, parts)
     if len(content) > _UNCHECKED_CHARS:
-        entries, lexemes = _within_size_limit(entries, lexemes)
+        kept = _within_size_limit(entries)
+        entries, lexemes, counts = entries[:kept], lexemes[:kept], counts[:kept]
     return ChunkTerms(
         tsvector=_COUNT.pack(len(entries)) + b"".join(entries),
         term_count=length,
         lexemes=tuple(lexemes),
         identifiers=identifier_text(content),
+        frequencies=tuple(counts),
     )
 
 
@@ -165,14 +218,16 @@ def _grouped_terms(content: str, analyzer: Analyzer) -> tuple[dict[str, list[int
     return wholes, parts, max(len(raw) - stops, 1) if raw else 0
 
 
-def _binary_entries(wholes: dict[str, list[int]], parts: dict[str, int]) -> tuple[list[bytes], list[str]]:
-    """One wire-format entry per lexeme (whole words weighted B, parts unweighted) and the lexemes, alike ordered.
+def _binary_entries(wholes: dict[str, list[int]], parts: dict[str, int]) -> tuple[list[bytes], list[str], list[int]]:
+    """One wire-format entry per lexeme (whole words weighted B, parts unweighted), the lexemes and their
+    position counts, alike ordered.
 
     Lexemes stay in first-occurrence order: the server sorts them (they are distinct, which it
     requires of binary input).
     """
     entries: list[bytes] = []
     lexemes: list[str] = []
+    counts: list[int] = []
     for term, at in wholes.items():
         extra = parts.pop(term, 0) if parts else 0
         if len(term) > 500 and not _indexable(term):  # 500 characters are at most 2,000 bytes
@@ -180,17 +235,23 @@ def _binary_entries(wholes: dict[str, list[int]], parts: dict[str, int]) -> tupl
         prefix = _prefixes.get(term) or _prefix(term)
         if len(at) == 1 and not extra and at[0] < 1024:
             entries.append(prefix + _ONE_WHOLE_AT[at[0]])
+            counts.append(1)
         elif extra or at[-1] > MAX_POSITION or len(at) > MAX_POSITIONS_PER_LEXEME:
-            entries.append(prefix + _mixed_positions(at, extra))
+            positions = _mixed_positions(at, extra)
+            entries.append(prefix + positions)
+            counts.append(int.from_bytes(positions[:2], "big"))
         else:
             entries.append(prefix + _NPOS[len(at)] + b"".join([_WHOLE_AT[p] for p in at]))
+            counts.append(len(at))
         lexemes.append(term)
     for term, count in parts.items():
         if len(term) > 500 and not _indexable(term):
             continue
-        entries.append((_prefixes.get(term) or _prefix(term)) + _PART_RUNS[min(count, MAX_POSITIONS_PER_LEXEME)])
+        count = min(count, MAX_POSITIONS_PER_LEXEME)
+        entries.append((_prefixes.get(term) or _prefix(term)) + _PART_RUNS[count])
         lexemes.append(term)
-    return entries, lexemes
+        counts.append(count)
+    return entries, lexemes, counts
 
 
 _prefixes: dict[str, bytes] = {}  # term -> its UTF-8 bytes and NUL, bounded like the analyzer's word cache
@@ -222,14 +283,14 @@ def _position_of(entry: int) -> int:
     return entry & MAX_POSITION
 
 
-def _within_size_limit(entries: list[bytes], lexemes: list[str]) -> tuple[list[bytes], list[str]]:
-    """Drop trailing lexemes of a huge chunk so the tsvector stays under PostgreSQL's 1 MB limit."""
+def _within_size_limit(entries: list[bytes]) -> int:
+    """How many leading lexemes of a huge chunk keep its tsvector under PostgreSQL's 1 MB limit."""
     size = 0
     for i, entry in enumerate(entries):
         size += len(entry) + 5  # the server adds a 4-byte entry header and up to one alignment byte
         if size > _MAX_TSVECTOR_BYTES:
-            return entries[:i], lexemes[:i]
-    return entries, lexemes
+            return i
+    return len(entries)
 
 
 def _part_positions(taken: list[int], count: int) -> list[int]:
@@ -268,7 +329,8 @@ def tsvector_literal(binary: bytes) -> str:
 
 @dataclass(frozen=True, slots=True)
 class QueryTerms:
-    """What the SQL needs: distinct terms with query frequencies, the candidate tsquery, and phrases."""
+    """What a search needs: distinct terms (in query order) with query frequencies, the candidate
+    tsquery, and phrases."""
 
     terms: tuple[str, ...]
     frequencies: tuple[int, ...]
@@ -279,7 +341,7 @@ class QueryTerms:
 
 def query_terms(query: LexicalQuery, analyzer: Analyzer = DEFAULT_ANALYZER) -> QueryTerms:
     counts = Counter(t for t in analyzer.query_terms(query.text)[:MAX_QUERY_TERMS] if _indexable(t))
-    terms = tuple(sorted(counts))
+    terms = tuple(counts)  # first-occurrence order: BM25 sums in it, as the in-memory index does
     phrases = [tuple(analyzer.term(w) for w in phrase) for phrase in query.phrase_tokens]
     phrases = [tuple(w for w in phrase if _indexable(w)) for phrase in phrases]
     phrases = [p for p in phrases if p]

@@ -4,12 +4,12 @@ Only identifiers are interpolated: the validated, quoted schema name and the chu
 derives from an integer ``index_id``. Every value (index names, document ids, content, metadata
 filters, vectors, query terms) is a bound parameter.
 
-BM25 (k1 = 1.5, b = 0.75, ``idf = ln(1 + (N - df + 0.5) / (df + 0.5))``, the in-memory formula) is
-computed in SQL: candidates come from the GIN index on ``lexemes`` (an OR of the query terms, or the
-phrase tsquery), ``N`` and the average length from the ``indexes`` row, ``df`` from ``term_stats``
-and each candidate's term frequency from its own tsvector. ``setweight(..., 'A', terms)`` followed by
-``ts_filter(..., '{a}')`` cuts a candidate's tsvector down to the query terms in C before it is
-unnested, so scoring touches a handful of lexemes per candidate, not the whole vector.
+Free-text BM25 reads the query terms' blocks from the postings table and sums them in the store
+(``postings``, ``ranking``). Phrase queries are scored in SQL with the same formula (k1 = 1.5,
+b = 0.75, ``idf = ln(1 + (N - df + 0.5) / (df + 0.5))``): candidates are the phrase matches from the
+GIN index on ``lexemes``, ``N`` and the average length come from the ``indexes`` row, ``df`` from
+``term_stats`` and each candidate's term frequency from its own tsvector (``setweight(..., 'A',
+terms)`` then ``ts_filter(..., '{a}')`` cut it to the query terms in C before it is unnested).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from runiq.rag.stores.base import DistanceMetric
+from runiq_postgresql.ranking import BM25_B, BM25_K1
 from runiq_postgresql.rows import row_columns
 from runiq_postgresql.schema import (
     TRIGRAM_EXPRESSION,
@@ -24,16 +25,22 @@ from runiq_postgresql.schema import (
     ann_query_operand,
     chunk_table_name,
     distance_operator,
+    postings_table_name,
     quote_ident,
 )
 
-__all__ = ["BM25_B", "BM25_K1", "IndexSql", "SchemaSql"]
+__all__ = ["MERGE_FAN_IN", "MERGED_BLOCK_POSTINGS", "IndexSql", "SchemaSql"]
 
 # Row values (rows.row_columns): metadata is JSON text, embedding and lexemes are binary (pool codecs).
 _INSERT_CASTS = {"metadata": "::jsonb", "embedding": "::vector", "lexemes": "::tsvector"}
 
-BM25_K1 = 1.5
-BM25_B = 0.75
+# Postings blocks of one lexeme are merged this many at a time, each merge taking blocks of one size
+# class (sizes within a factor of MERGE_FAN_IN): every posting is rewritten about log4(n) times, and a
+# lexeme keeps at most MERGE_FAN_IN - 1 blocks per size class. Blocks this large are left alone.
+MERGE_FAN_IN = 4
+MERGED_BLOCK_POSTINGS = 1 << 15
+# A lexeme is rewritten without its deleted postings once its tombstones are a quarter of its postings.
+_PURGE_RATIO = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +57,6 @@ class SchemaSql:
     document_hashes_of: str
     document_id_page: str
     update_stats: str
-    term_frequencies: str
     mark_ann: str
     drop_index: str
     chunk_count: str
@@ -110,11 +116,6 @@ class SchemaSql:
                 "updated_at = now() WHERE index_id = $1 AND (SELECT count(*) FROM up) >= 0 "
                 "RETURNING chunk_count"
             ),
-            term_frequencies=(
-                f"SELECT (SELECT chunk_count FROM {s}.indexes WHERE index_id = $1) AS chunks, "
-                "coalesce(array_agg(term), '{}') AS terms, coalesce(array_agg(df), '{}') AS dfs "
-                f"FROM {s}.term_stats WHERE index_id = $1 AND term = ANY($2::text[])"
-            ),
             mark_ann=f"UPDATE {s}.indexes SET ann_index = true, updated_at = now() WHERE index_id = $1",
             drop_index=f"DELETE FROM {s}.indexes WHERE index_id = $1",
             chunk_count=f"SELECT chunk_count FROM {s}.indexes WHERE index_id = $1",
@@ -128,8 +129,10 @@ class IndexSql:
     table: str  # quoted and schema-qualified
     schema_name: str  # unquoted, for COPY (asyncpg quotes them)
     table_name: str
+    postings: str  # the postings table, quoted and schema-qualified
     columns: tuple[str, ...]  # of a prepared row, in row order (rows.row_columns): COPY and insert_chunk
     insert_chunk: str
+    reserve_rows: str
     delete_chunks: str
     search_exact: str
     search_exact_filtered: str
@@ -137,15 +140,24 @@ class IndexSql:
     search_ann_filtered: str | None
     substring: str
     substring_filtered: str
-    lexical_variants: tuple[str, str, str, str]  # indexed by (filtered, phrases)
+    phrase_variants: tuple[str, str]  # indexed by filtered
+    read_blocks: str
+    lock_blocks: str
+    insert_blocks: str
+    delete_blocks: str
+    merge_blocks: str
+    purge_due: str
+    candidates: str
+    candidates_filtered: str
 
-    def lexical(self, *, filtered: bool, phrases: bool) -> str:
-        return self.lexical_variants[2 * filtered + phrases]
+    def phrase_search(self, *, filtered: bool) -> str:
+        return self.phrase_variants[filtered]
 
     @classmethod
     def build(cls, schema: str, index_id: int, dimensions: int | None, metric: DistanceMetric) -> IndexSql:
         s = quote_ident(schema)
         t = f'{s}."{chunk_table_name(index_id)}"'
+        p = f'{s}."{postings_table_name(index_id)}"'
         row = row_columns(bool(dimensions))
         values = ", ".join(f"${i}{_INSERT_CASTS.get(column, '')}" for i, column in enumerate(row, 1))
         exact = ann = exact_f = ann_f = None
@@ -157,29 +169,102 @@ class IndexSql:
             table=t,
             schema_name=schema,
             table_name=chunk_table_name(index_id),
+            postings=p,
             columns=row,
             insert_chunk=(f"INSERT INTO {t} ({', '.join(row)}) VALUES ({values})"),
-            delete_chunks=(
-                f"WITH old AS (DELETE FROM {t} WHERE document_id = ANY($1::text[]) RETURNING lexemes, term_count), "
-                "lex AS (SELECT t AS term, count(*) AS n FROM old, unnest(tsvector_to_array(old.lexemes)) AS t "
-                "GROUP BY t) "
-                "SELECT (SELECT count(*) FROM old) AS chunks, (SELECT coalesce(sum(term_count), 0) FROM old) AS terms, "
-                "coalesce((SELECT array_agg(term ORDER BY term) FROM lex), '{}') AS lexemes, "
-                "coalesce((SELECT array_agg(n ORDER BY term) FROM lex), '{}') AS counts"
+            reserve_rows=(
+                "SELECT coalesce(array_agg(nextval(q.seq)), '{}') FROM "
+                f"(SELECT pg_get_serial_sequence('{t}', 'row_id')::regclass AS seq) q, generate_series(1, $1::int4)"
             ),
+            delete_chunks=_delete_chunks(t, p),
             search_exact=exact or "",
             search_exact_filtered=exact_f or "",
             search_ann=ann,
             search_ann_filtered=ann_f,
             substring=_substring(t, filtered=False),
             substring_filtered=_substring(t, filtered=True),
-            lexical_variants=(
-                _lexical_sql(t, s, filtered=False, phrases=False),
-                _lexical_sql(t, s, filtered=False, phrases=True),
-                _lexical_sql(t, s, filtered=True, phrases=False),
-                _lexical_sql(t, s, filtered=True, phrases=True),
+            phrase_variants=(_phrase_sql(t, s, filtered=False), _phrase_sql(t, s, filtered=True)),
+            read_blocks=(
+                # $1 index_id, $2 terms, $3 ids of blocks the caller holds from the postings table
+                # whose oid is $4: the blocks of the terms some chunk holds, with the statistics;
+                # the columns of held blocks are left out (never read from TOAST, never sent).
+                f"SELECT (SELECT chunk_count FROM {s}.indexes WHERE index_id = $1) AS chunks, "
+                f"(SELECT total_terms FROM {s}.indexes WHERE index_id = $1) AS total, t.df, "
+                "p.tableoid::int8 AS relation, p.block, p.term, p.dead, p.high, p.wide, "
+                "CASE WHEN h.held THEN NULL ELSE p.rows END AS rows, "
+                "CASE WHEN h.held THEN NULL ELSE p.tfs END AS tfs, "
+                f"CASE WHEN h.held THEN NULL ELSE p.lengths END AS lengths FROM {p} p "
+                f"JOIN {s}.term_stats t ON t.index_id = $1 AND t.term = p.term AND t.df > 0 "
+                "CROSS JOIN LATERAL (SELECT p.tableoid::int8 = $4 AND p.block = ANY($3::int8[]) AS held) h "
+                "WHERE p.term = ANY($2::text[])"
             ),
+            lock_blocks=(
+                f"SELECT block, term, dead, high, wide, rows, tfs, lengths FROM {p} "
+                "WHERE term = ANY($1::text[]) ORDER BY term, block FOR UPDATE"
+            ),
+            insert_blocks=(
+                f"INSERT INTO {p} (term, dead, high, wide, size, rows, tfs, lengths) "
+                "SELECT b.term, false, b.high, b.wide, b.size, b.rows, b.tfs, b.lengths FROM unnest($1::text[], "
+                "$2::int4[], $3::bool[], $4::int4[], $5::bytea[], $6::bytea[], $7::bytea[]) "
+                "AS b(term, high, wide, size, rows, tfs, lengths)"
+            ),
+            delete_blocks=(
+                f"DELETE FROM {p} p USING unnest($1::text[], $2::int8[]) AS d(term, block) "
+                "WHERE p.term = d.term AND p.block = d.block"
+            ),
+            merge_blocks=_merge_blocks(p),
+            purge_due=(
+                f"SELECT term FROM {p} WHERE term = ANY($1::text[]) GROUP BY term HAVING bool_or(dead) "
+                f"AND {_PURGE_RATIO} * sum(size) FILTER (WHERE dead) >= coalesce(sum(size) FILTER (WHERE NOT dead), 0) "
+                "ORDER BY term"
+            ),
+            candidates=_candidates(t, filtered=False),
+            candidates_filtered=_candidates(t, filtered=True),
         )
+
+
+def _delete_chunks(t: str, p: str) -> str:
+    """$1 document ids: deletes their chunks, appends a tombstone block per lexeme, returns the BM25 deltas."""
+    return (
+        f"WITH old AS (DELETE FROM {t} WHERE document_id = ANY($1::text[]) RETURNING row_id, lexemes, term_count), "
+        "gone AS MATERIALIZED (SELECT u.term, old.row_id FROM old, unnest(tsvector_to_array(old.lexemes)) AS u(term)), "
+        f"tombstones AS (INSERT INTO {p} (term, dead, high, wide, size, rows) "
+        "SELECT term, true, (row_id >> 32)::int4, false, count(*)::int4, "
+        "string_agg(substring(int8send(row_id) from 5), ''::bytea) FROM gone GROUP BY term, row_id >> 32), "
+        "lex AS (SELECT term, count(*) AS n FROM gone GROUP BY term) "
+        "SELECT (SELECT count(*) FROM old) AS chunks, (SELECT coalesce(sum(term_count), 0) FROM old) AS terms, "
+        "coalesce((SELECT array_agg(term ORDER BY term) FROM lex), '{}') AS lexemes, "
+        "coalesce((SELECT array_agg(n ORDER BY term) FROM lex), '{}') AS counts"
+    )
+
+
+def _merge_blocks(p: str) -> str:
+    """$1 lexemes: merge their blocks of one size class (and kind), MERGE_FAN_IN or more at a time."""
+    return f"""
+WITH sized AS (
+    SELECT block, term, dead, high, wide, tier,
+           count(*) OVER (PARTITION BY term, dead, high, wide, tier) AS peers
+    FROM (SELECT block, term, dead, high, wide,
+                 floor(ln(size::float8) / ln({MERGE_FAN_IN}::float8))::int4 AS tier
+          FROM {p} WHERE term = ANY($1::text[]) AND size < {MERGED_BLOCK_POSTINGS}) s
+), merged AS (
+    DELETE FROM {p} p USING sized
+    WHERE sized.peers >= {MERGE_FAN_IN} AND p.term = sized.term AND p.block = sized.block
+    RETURNING p.block, p.term, p.dead, p.high, p.wide, sized.tier, p.size, p.rows, p.tfs, p.lengths
+)
+INSERT INTO {p} (term, dead, high, wide, size, rows, tfs, lengths)
+SELECT term, dead, high, wide, sum(size)::int4, string_agg(rows, ''::bytea ORDER BY block),
+       string_agg(tfs, ''::bytea ORDER BY block), string_agg(lengths, ''::bytea ORDER BY block)
+FROM merged GROUP BY term, dead, high, wide, tier"""
+
+
+def _candidates(t: str, *, filtered: bool) -> str:
+    """$1 row ids (and $2 a filter): the chunks still there, with what a hit needs."""
+    extra = " AND metadata @> $2::text::jsonb" if filtered else ""
+    return (
+        f"SELECT row_id, document_id, chunk_id, content, metadata::text AS metadata FROM {t} "
+        f"WHERE row_id = ANY($1::int8[]){extra}"
+    )
 
 
 def _where(filtered: bool, param: int, alias: str = "") -> str:
@@ -216,15 +301,15 @@ def _substring(t: str, *, filtered: bool) -> str:
     )
 
 
-def _lexical_sql(t: str, s: str, *, filtered: bool, phrases: bool) -> str:
-    """$1 index_id, $2 terms, $3 query term frequencies, $4 candidate tsquery, $5 limit, $6 filter.
+def _phrase_sql(t: str, s: str, *, filtered: bool) -> str:
+    """$1 index_id, $2 terms, $3 query term frequencies, $4 phrase tsquery, $5 limit, $6 filter.
 
-    Scores equal to nine decimals are ties (summation order can differ in the last bit), broken by
-    ``(document_id, chunk_id)`` like every other ranking in runiq.
+    The candidates are the phrase matches, kept even when no free term scores. Scores equal to nine
+    decimals are ties (summation order can differ in the last bit), broken by ``(document_id,
+    chunk_id)`` like every other ranking in runiq.
     """
     where = " AND c.metadata @> $6::text::jsonb" if filtered else ""
-    # With phrases the candidates are the phrase matches, kept even when no free term scores.
-    join = "LEFT JOIN" if phrases else "JOIN"
+    join = "LEFT JOIN"
     return f"""
 WITH stats AS (
     SELECT chunk_count::float8 AS n,

@@ -27,6 +27,7 @@ __all__ = [
     "chunk_content",
     "filter_json",
     "metadata_json",
+    "add_row_ids",
     "add_terms",
     "prepare_many",
     "query_vector",
@@ -52,8 +53,9 @@ def _text(value: str) -> str:
 
 def row_columns(with_vectors: bool) -> tuple[str, ...]:
     """The chunk-table columns of a prepared row, in row order: :func:`prepare_many` builds all but
-    the last three, :func:`add_terms` appends ``term_count, lexemes, identifiers``. COPY and
-    ``insert_chunk`` both use it."""
+    the last four, :func:`add_terms` appends ``term_count, lexemes, identifiers`` and
+    :func:`add_row_ids` the ``row_id`` the store reserved (the postings table refers to it). COPY
+    and ``insert_chunk`` both use it."""
     return (
         "document_id",
         "chunk_id",
@@ -66,6 +68,7 @@ def row_columns(with_vectors: bool) -> tuple[str, ...]:
         "term_count",
         "lexemes",
         "identifiers",
+        "row_id",
     )
 
 
@@ -216,6 +219,18 @@ def add_terms(
     for i, (tsvector, term_count, words) in enumerate(zip(tsvectors, term_counts, identifiers, strict=True)):
         rows[i] = (*rows[i], term_count, tsvector, words)
     prepared.total_terms += sum(term_counts)
+
+
+def add_row_ids(documents: Sequence[PreparedDocument], row_ids: Sequence[int]) -> None:
+    """Complete the documents' rows, in order, with one reserved row id each."""
+    if sum(len(doc.rows) for doc in documents) != len(row_ids):
+        raise ValueError("one row id per chunk is required")
+    start = 0
+    for doc in documents:
+        rows = doc.rows
+        for i, row_id in enumerate(row_ids[start : start + len(rows)]):
+            rows[i] = (*rows[i], row_id)
+        start += len(rows)
 
 
 def query_vector(spec: IndexSpec, vector: npt.ArrayLike) -> bytes:

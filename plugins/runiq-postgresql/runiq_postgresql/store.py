@@ -5,9 +5,14 @@ there is none, migrates the schema and opens the shared pool) -> ``CLOSED`` (poo
 embedded server left). A closed store cannot be reopened; build a new one.
 
 Writes are one transaction per call: the document row is upserted first (its row lock serialises
-writers of the same document), the old chunk set is deleted and the new one inserted, and the BM25
-statistics (per-term document frequencies, chunk count, total length) are adjusted by the net
-difference, so readers see either the old or the new version of a document, never a mix.
+writers of the same document), the old chunk set is deleted (leaving tombstones in the postings
+table) and the new one inserted with row ids the store reserves, its postings appended as one block
+per lexeme, and the BM25 statistics (per-term document frequencies, chunk count, total length) are
+adjusted by the net difference, so readers see either the old or the new version of a document,
+never a mix. Last, lexemes with many tombstones are purged and small blocks merged (``upkeep``).
+
+Free-text lexical search reads the query terms' postings and statistics in one snapshot, sums BM25
+with numpy (``ranking``) and fetches the best chunks by row id; phrase queries are scored in SQL.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import Counter
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -41,16 +46,19 @@ from runiq.rag.stores.base import (
     validate_top_k,
 )
 from runiq.rag.stores.filters import validate_filters
-from runiq_postgresql import bulk, pruning
+from runiq_postgresql import bulk, postings, ranking, upkeep
+from runiq_postgresql.blockcache import BlockCache
 from runiq_postgresql.embedded import acquire_embedded_server, release_embedded_server
 from runiq_postgresql.errors import STORE_KIND, guarded, mapped
 from runiq_postgresql.health import probe
 from runiq_postgresql.lease import advisory_lease
-from runiq_postgresql.lexical import QueryTerms, SliceTerms, or_query, query_terms, slice_terms
+from runiq_postgresql.lexical import QueryTerms, SliceTerms, query_terms, slice_terms
 from runiq_postgresql.pool import PoolSettings, acquire_pool, begin_search, release_pool
+from runiq_postgresql.postings import PostingsBuffer
 from runiq_postgresql.queries import IndexSql, SchemaSql
 from runiq_postgresql.rows import (
     PreparedDocument,
+    add_row_ids,
     add_terms,
     chunk_content,
     filter_json,
@@ -82,13 +90,14 @@ _THREAD_PREPARE_CHUNKS = 32  # tokenising more chunks than this runs in a worker
 _ANALYZED_COLUMNS = "(document_id, chunk_id, ordinal, metadata, term_count, lexemes)"
 _PIPELINE_SLICE_CHUNKS = 2000  # a bulk replace is tokenised and copied in slices of this many chunks
 _PROCESS_TOKENISE_CHUNKS = 256  # slices this large are tokenised by the helper process (when enabled)
+_THREAD_SCORE_BYTES = 1 << 15  # BM25 over more postings than ~8,000 is summed in a worker thread
 
 
 class _Prepared(NamedTuple):
-    """Rows of a run of documents and the run's document frequencies (lexeme -> chunks holding it)."""
+    """Rows of a run of documents and the run's lexical terms (document frequencies, postings, lengths)."""
 
     documents: list[PreparedDocument]
-    frequencies: Counter[str]
+    terms: SliceTerms
 
 
 @dataclass(slots=True)
@@ -123,16 +132,17 @@ class _StatsDelta:
     terms: int = 0
 
     @classmethod
-    def of(cls, old: asyncpg.Record | None, new: _Prepared) -> _StatsDelta:
+    def of(cls, old: asyncpg.Record | None, new: _Prepared | None) -> _StatsDelta:
         stats = cls()
         stats.add(old, new)
         return stats
 
-    def add(self, old: asyncpg.Record | None, new: _Prepared) -> None:
-        self.frequencies.update(new.frequencies)
-        for doc in new.documents:
-            self.chunks += len(doc.rows)
-            self.terms += doc.total_terms
+    def add(self, old: asyncpg.Record | None, new: _Prepared | None) -> None:
+        if new is not None:
+            self.frequencies.update(new.terms.frequencies)
+            for doc in new.documents:
+                self.chunks += len(doc.rows)
+                self.terms += doc.total_terms
         if old is not None:
             self.frequencies.subtract(dict(zip(old["lexemes"], old["counts"], strict=True)))
             self.chunks -= old["chunks"]
@@ -170,6 +180,7 @@ class _Index:
     sql: IndexSql
     ann: bool
     loading: int = 0  # open bulk_load() contexts: secondary indexes are rebuilt when the last one exits
+    postings_oid: int = 0  # the postings table's oid once a search has read it (block cache keys)
 
 
 class PostgresVectorStore:
@@ -188,6 +199,7 @@ class PostgresVectorStore:
         self._ann_building: set[int] = set()
         self._analyzed: dict[int, int] = {}
         self._worker = TokenisingWorker(self._lexical) if self._options.tokenising_process else None
+        self._blocks = BlockCache()
         self.state = StoreState.CREATED
 
     @property
@@ -367,7 +379,7 @@ class PostgresVectorStore:
         if index is None:
             return
         async with self.pool.acquire() as conn, conn.transaction():
-            await conn.execute(f"DROP TABLE IF EXISTS {index.sql.table}")
+            await conn.execute(f"DROP TABLE IF EXISTS {index.sql.table}, {index.sql.postings}")
             await conn.execute(self._sql.drop_index, index.index_id)
         self._indexes.pop(index_name, None)
 
@@ -398,9 +410,13 @@ class PostgresVectorStore:
                 len(doc.rows),
             )
             old = await conn.fetchrow(index.sql.delete_chunks, [doc.document.document_id])
+            written = PostingsBuffer()
             if doc.rows:
+                row_ids = await self._reserve_rows(conn, index, len(doc.rows))
+                add_row_ids(prepared.documents, row_ids)
                 await conn.executemany(index.sql.insert_chunk, doc.rows)
-            total = await self._apply_stats(conn, index, _StatsDelta.of(old, prepared))
+                written.add(prepared.terms.postings, row_ids, prepared.terms.term_counts)
+            total = await self._finish_write(conn, index, _StatsDelta.of(old, prepared), written, _lexemes(old))
         if not index.loading:
             await self._maybe_build_ann(index, total)
 
@@ -506,18 +522,23 @@ class PostgresVectorStore:
         items = sorted(items, key=_document_id)  # one lock order for document rows across all slices
         slices = _slices(items, _PIPELINE_SLICE_CHUNKS)
         async with self.pool.acquire() as conn, conn.transaction():
-            stats = _StatsDelta()
+            stats, written, tombstoned = _StatsDelta(), PostingsBuffer(), set[str]()
             current: _Preparing | None = self._start_preparing(index, slices[0])
             upcoming: _Preparing | None = None
             try:
                 assert current is not None
+                row_ids = await self._reserve_rows(conn, index, sum(len(item[1]) for item in items))
                 old = await bulk.replace_document_rows(conn, self._sql, index.sql, index.index_id, await current.rows)
                 for k in range(len(slices)):
                     assert current is not None
                     prepared = _with_terms(await current.rows, await current.terms)
                     upcoming = self._start_preparing(index, slices[k + 1]) if k + 1 < len(slices) else None
+                    ids, row_ids = _split(row_ids, len(prepared.terms.term_counts))
+                    add_row_ids(prepared.documents, ids)
                     await bulk.copy_chunks(conn, index.sql, prepared.documents)
+                    written.add(prepared.terms.postings, ids, prepared.terms.term_counts)
                     stats.add(old, prepared)
+                    tombstoned.update(_lexemes(old))
                     if upcoming is not None:
                         old = await bulk.replace_document_rows(
                             conn, self._sql, index.sql, index.index_id, await upcoming.rows
@@ -528,7 +549,7 @@ class PostgresVectorStore:
                     if preparing is not None:
                         await preparing.settle(cancel=isinstance(exc, asyncio.CancelledError))
                 raise
-            total = await self._apply_stats(conn, index, stats)
+            total = await self._finish_write(conn, index, stats, written, tombstoned)
         if index.loading:
             return  # bulk_load() analyses and builds the ANN index once, at the end
         await self._maybe_analyze(index, total)
@@ -543,7 +564,31 @@ class PostgresVectorStore:
             # Not content or embedding: no plan uses their statistics (vectors are ordered by the HNSW
             # index or a sort, trigram LIKE estimates are generic), and sampling them is the slow part.
             await conn.execute(f"ANALYZE {index.sql.table} {_ANALYZED_COLUMNS}")
+            await conn.execute(f"ANALYZE {index.sql.postings} (term, dead, size)")
             await conn.execute(f"ANALYZE {quote_ident(self._schema)}.term_stats")
+
+    async def _reserve_rows(self, conn: asyncpg.Connection, index: _Index, count: int) -> list[int]:
+        """Row ids for ``count`` new chunks: the postings refer to them, so they are known before COPY."""
+        if count == 0:
+            return []
+        return list(await conn.fetchval(index.sql.reserve_rows, count))
+
+    async def _finish_write(
+        self,
+        conn: asyncpg.Connection,
+        index: _Index,
+        stats: _StatsDelta,
+        written: PostingsBuffer,
+        tombstoned: Iterable[str],
+    ) -> int:
+        """The write's postings and statistics, then upkeep of the lexemes it touched; the new chunk count."""
+        blocks = written.blocks()
+        if blocks:
+            await conn.execute(index.sql.insert_blocks, *blocks.arguments())
+        total = await self._apply_stats(conn, index, stats)
+        lock = f"{self._schema}\x1fpostings\x1f{index.index_id}"
+        await upkeep.maintain(conn, index.sql, lock, written.terms, tombstoned)
+        return total
 
     async def _apply_stats(self, conn: asyncpg.Connection, index: _Index, stats: _StatsDelta) -> int:
         delta = stats.frequencies
@@ -563,7 +608,7 @@ class PostgresVectorStore:
             await conn.fetch(self._sql.lock_documents, index.index_id, ids)
             old = await conn.fetchrow(index.sql.delete_chunks, ids)
             deleted = await conn.fetch(self._sql.delete_documents, index.index_id, ids)
-            await self._apply_stats(conn, index, _StatsDelta.of(old, _Prepared([], Counter())))
+            await self._finish_write(conn, index, _StatsDelta.of(old, None), PostingsBuffer(), _lexemes(old))
         return len(deleted)
 
     # -- approximate index -------------------------------------------------------------------
@@ -693,43 +738,59 @@ class PostgresVectorStore:
     async def _bm25_rows(
         self, conn: asyncpg.Connection, index: _Index, terms: QueryTerms, top_k: int, where: str | None
     ) -> list[Any]:
-        """The BM25 top k; a free-text query over many postings first prunes its candidates (see ``pruning``)."""
-        sql = index.sql.lexical(filtered=where is not None, phrases=terms.has_phrases)
-
-        async def search(match: str) -> list[Any]:
-            args: list[Any] = [index.index_id, list(terms.terms), list(terms.frequencies), match, top_k]
+        """The BM25 top k: phrase queries in SQL, free text from the postings (one snapshot for both reads)."""
+        if terms.has_phrases:
+            args: list[Any] = [index.index_id, list(terms.terms), list(terms.frequencies), terms.match, top_k]
+            sql = index.sql.phrase_search(filtered=where is not None)
             return list(await conn.fetch(sql, *(args if where is None else [*args, where])))
-
-        if terms.has_phrases or len(terms.terms) < 2:
-            return await search(terms.match)
-        # Most searches are not worth pruning (a small index, rare terms): decided without a transaction.
-        if await self._pruning_statistics(conn, index, terms) is None:
-            return await search(terms.match)
-        # One snapshot for the pruned search: its bounds must come from the statistics the scoring reads.
         async with conn.transaction(isolation="repeatable_read", readonly=True):
-            statistics = await self._pruning_statistics(conn, index, terms)
-            if statistics is None:
-                return await search(terms.match)
-            frequencies, chunk_count, rare = statistics
-            first = await search(or_query(rare))
-            if len(first) < top_k:
-                return await search(terms.match)  # fewer than k chunks hold a rare term: no threshold yet
-            query_frequencies = dict(zip(terms.terms, terms.frequencies, strict=True))
-            bounds = pruning.term_bounds(query_frequencies, frequencies, chunk_count)
-            needed = pruning.candidate_terms(bounds, float(first[-1]["score"])) or list(bounds)
-            if set(needed) <= set(rare):
-                return first  # every chunk that can reach the top k holds a rare term: already scored
-            return await search(or_query(needed))
+            rows, blocks = await self._read_blocks(conn, index, terms)
+            if not rows:
+                return []
+            chunks, total = int(rows[0]["chunks"]), int(rows[0]["total"])
+            weights = _weights(terms, chunks, {row["term"]: row["df"] for row in rows})
+            if sum(len(block["rows"]) for block in blocks) > _THREAD_SCORE_BYTES:
+                candidates = await asyncio.to_thread(_scored, blocks, weights, chunks, total)
+            else:
+                candidates = _scored(blocks, weights, chunks, total)
+            return await self._best_rows(conn, index, candidates, top_k, where)
 
-    async def _pruning_statistics(
+    async def _read_blocks(
         self, conn: asyncpg.Connection, index: _Index, terms: QueryTerms
-    ) -> tuple[dict[str, int], int, list[str]] | None:
-        """The terms' document frequencies, the chunk count and the rare terms; None when pruning cannot pay."""
-        row = await conn.fetchrow(self._sql.term_frequencies, index.index_id, list(terms.terms))
-        assert row is not None
-        frequencies = dict(zip(row["terms"], row["dfs"], strict=True))
-        rare = pruning.rare_terms(frequencies) if pruning.worth_pruning(frequencies) else []
-        return (frequencies, int(row["chunks"] or 0), rare) if rare else None
+    ) -> tuple[list[Any], list[Mapping[str, Any]]]:
+        """The statistics rows of the query terms' blocks, and the blocks (those held in memory from there)."""
+        held = self._blocks.held(index.postings_oid, terms.terms)
+        args = (index.index_id, list(terms.terms), list(held), index.postings_oid)
+        rows = await conn.fetch(index.sql.read_blocks, *args)
+        blocks: list[Mapping[str, Any]] = []
+        for row in rows:
+            index.postings_oid = row["relation"]
+            if row["rows"] is None:  # a block we hold: the server left its columns out
+                blocks.append(held[row["block"]])
+            else:
+                blocks.append(self._blocks.add(row["relation"], row))
+        return rows, blocks
+
+    async def _best_rows(
+        self, conn: asyncpg.Connection, index: _Index, candidates: ranking.Candidates, top_k: int, where: str | None
+    ) -> list[dict[str, Any]]:
+        """Fetch candidates best first until k chunks that still exist (and pass the filter) are settled."""
+        found: list[dict[str, Any]] = []
+        first = top_k + 4 if where is None else 4 * top_k + 16
+        for batch in ranking.batches(candidates, first):
+            if not batch.rows:
+                break
+            if where is None:
+                records = await conn.fetch(index.sql.candidates, batch.rows)
+            else:
+                records = await conn.fetch(index.sql.candidates_filtered, batch.rows, where)
+            scores = dict(zip(batch.rows, batch.scores, strict=True))
+            found.extend({**record, "score": scores[record["row_id"]]} for record in records)
+            found.sort(key=_rank)
+            settled = [row for row in found if round(row["score"], 9) >= batch.floor]
+            if len(settled) >= top_k:
+                return settled[:top_k]
+        return found[:top_k]
 
     async def _substring_rows(
         self, conn: asyncpg.Connection, index: _Index, pattern: str, top_k: int, where: str | None, found: list[Any]
@@ -751,7 +812,34 @@ def _with_terms(documents: list[PreparedDocument], terms: SliceTerms) -> _Prepar
         stop = start + len(doc.rows)
         add_terms(doc, terms.tsvectors[start:stop], terms.term_counts[start:stop], terms.identifiers[start:stop])
         start = stop
-    return _Prepared(documents, terms.frequencies)
+    return _Prepared(documents, terms)
+
+
+def _split(row_ids: list[int], count: int) -> tuple[list[int], list[int]]:
+    return row_ids[:count], row_ids[count:]
+
+
+def _lexemes(old: asyncpg.Record | None) -> list[str]:
+    """The lexemes of the chunks a write deleted: they received tombstones."""
+    return [] if old is None else list(old["lexemes"])
+
+
+def _weights(terms: QueryTerms, chunks: int, dfs: Mapping[str, int]) -> dict[str, float]:
+    """Each query term some chunk holds, with its idf * qtf, in query order (the order scores are summed in)."""
+    return {
+        term: ranking.idf(chunks, dfs[term], qtf)
+        for term, qtf in zip(terms.terms, terms.frequencies, strict=True)
+        if dfs.get(term, 0) > 0
+    }
+
+
+def _scored(blocks: Sequence[Any], weights: Mapping[str, float], chunks: int, total: int) -> ranking.Candidates:
+    return ranking.score(postings.gather(blocks, list(weights)), weights, chunks, total)
+
+
+def _rank(row: Mapping[str, Any]) -> tuple[float, str, str]:
+    """Best first: score rounded to nine decimals, then identity (as the in-memory store breaks ties)."""
+    return (-round(row["score"], 9), row["document_id"], row["chunk_id"])
 
 
 def _metadata(text: str) -> dict[str, Any]:

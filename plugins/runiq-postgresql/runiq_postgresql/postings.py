@@ -1,0 +1,195 @@
+"""The postings table: for each lexeme, the chunks holding it with their term frequency and BM25 length.
+
+BM25 over a GIN index must read every candidate chunk's ``tsvector`` to learn its term frequencies,
+and SQL sums per posting at about a microsecond each (a CISI question has ~30 terms and ~150,000
+postings per 100,000 chunks). This table keeps what scoring needs per (lexeme, chunk) in compact
+blocks that the store reads for the query's lexemes only and sums with numpy (see ``ranking``).
+
+``postings_<index_id>``, one row per block::
+
+    block    bigint    identity: concatenation order within a lexeme
+    term     text      the lexeme
+    dead     boolean   a tombstone block: rows of deleted chunks (only ``rows`` is set)
+    high     integer   ``row_id >> 32``, the same for every entry of the block
+    wide     boolean   lengths are uint32 (else uint16)
+    size     integer   entries
+    rows     bytea     uint32 big-endian, ``row_id & 0xFFFFFFFF``
+    tfs      bytea     uint8, the term frequency minus one (a tsvector keeps at most 256 positions)
+    lengths  bytea     uint16 or uint32 big-endian, the chunk's BM25 length (``term_count``)
+
+Seven bytes per posting (the ``tsvector`` alone takes about twice that). Every column is an array of
+fixed-width records, so blocks of one lexeme with the same ``(dead, high, wide)`` concatenate into a
+valid block: merges are ``string_agg`` in SQL. Big-endian, so SQL can build blocks too
+(``int8send`` and friends: the tombstones of deleted chunks and the v5 migration's backfill).
+
+Writes append one block per lexeme and write call; deleting chunks appends tombstones, which
+readers subtract until a purge rewrites the lexeme without them (``store._maintain_postings``).
+Row ids are never reused, so a tombstone stays true until its posting is purged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from itertools import pairwise
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from runiq_postgresql.lexical import SlicePostings
+
+__all__ = ["MAX_TF", "Blocks", "Gathered", "PostingsBuffer", "gather", "purged"]
+
+MAX_TF = 256  # lexical.MAX_POSITIONS_PER_LEXEME: a tf fits one byte as tf - 1
+_LOW = np.int64(0xFFFFFFFF)
+_NARROW_MAX = 0xFFFF
+
+_Ints = npt.NDArray[np.int64]
+
+
+@dataclass(slots=True)
+class Blocks:
+    """New blocks as parallel lists: the arguments of ``IndexSql.insert_blocks`` (``unnest`` of arrays)."""
+
+    terms: list[str] = field(default_factory=list)
+    high: list[int] = field(default_factory=list)
+    wide: list[bool] = field(default_factory=list)
+    sizes: list[int] = field(default_factory=list)
+    rows: list[bytes] = field(default_factory=list)
+    tfs: list[bytes] = field(default_factory=list)
+    lengths: list[bytes] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.terms)
+
+    def arguments(self) -> tuple[list[Any], ...]:
+        return self.terms, self.high, self.wide, self.sizes, self.rows, self.tfs, self.lengths
+
+
+def _encode(terms: Sequence[str], term_ids: _Ints, rows: _Ints, tfs: _Ints, lengths: _Ints) -> Blocks:
+    """One block per (lexeme, high, wide); ``term_ids`` index ``terms`` and group the postings."""
+    high, wide = rows >> 32, lengths > _NARROW_MAX
+    mixed = high.any() or wide.any()
+    order = np.lexsort((wide, high, term_ids)) if mixed else np.argsort(term_ids, kind="stable")
+    term_ids, rows, tfs, lengths, high = (a[order] for a in (term_ids, rows, tfs, lengths, high))
+    wide = wide[order]
+    cuts = np.flatnonzero((np.diff(term_ids) != 0) | (np.diff(high) != 0) | (np.diff(wide) != 0)) + 1
+    bounds = [0, *cuts.tolist(), len(rows)]
+    row_bytes = (rows & _LOW).astype(">u4").tobytes()
+    tf_bytes = (tfs - 1).astype(np.uint8).tobytes()
+    narrow = lengths.astype(">u2").tobytes()
+    wide_bytes = lengths.astype(">u4").tobytes() if wide.any() else b""
+    blocks = Blocks()
+    for start, stop in pairwise(bounds):
+        is_wide = bool(wide[start])
+        blocks.terms.append(terms[int(term_ids[start])])
+        blocks.high.append(int(high[start]))
+        blocks.wide.append(is_wide)
+        blocks.sizes.append(stop - start)
+        blocks.rows.append(row_bytes[4 * start : 4 * stop])
+        blocks.tfs.append(tf_bytes[start:stop])
+        blocks.lengths.append(wide_bytes[4 * start : 4 * stop] if is_wide else narrow[2 * start : 2 * stop])
+    return blocks
+
+
+class PostingsBuffer:
+    """The postings of one write call, gathered run by run and written as one block per lexeme."""
+
+    def __init__(self) -> None:
+        self._runs: list[tuple[list[str], _Ints, _Ints, _Ints, _Ints]] = []
+
+    def add(self, postings: SlicePostings, row_ids: Sequence[int], lengths: Sequence[int]) -> None:
+        """A run's postings; ``row_ids`` and ``lengths`` are its chunks' (``postings.chunks`` indexes them)."""
+        ids = np.asarray(row_ids, dtype=np.int64)
+        lens = np.asarray(lengths, dtype=np.int64)
+        counts = np.diff(postings.starts)
+        self._runs.append(
+            (postings.terms, counts, ids[postings.chunks], postings.tfs.astype(np.int64), lens[postings.chunks])
+        )
+
+    @property
+    def terms(self) -> list[str]:
+        """Every lexeme written, once."""
+        return list(dict.fromkeys(term for run in self._runs for term in run[0]))
+
+    def blocks(self) -> Blocks:
+        number: dict[str, int] = {}
+        term_ids: list[_Ints] = []
+        for terms, counts, *_ in self._runs:
+            ids = np.fromiter((number.setdefault(t, len(number)) for t in terms), dtype=np.int64, count=len(terms))
+            term_ids.append(np.repeat(ids, counts))
+        if not number:
+            return Blocks()
+        columns = [np.concatenate([run[i] for run in self._runs]) for i in (2, 3, 4)]
+        return _encode(list(number), np.concatenate(term_ids), *columns)
+
+
+@dataclass(frozen=True, slots=True)
+class Gathered:
+    """Postings of some lexemes as flat arrays, lexeme after lexeme (``starts`` delimits them).
+
+    ``dead`` holds the rows tombstoned in any of the lexemes: deleted chunks, whose postings may
+    still be in the blocks read. ``tfs`` are float64, ready for BM25; ``lengths`` are the stored
+    unsigned integers (BM25 converts them in its first operation).
+    """
+
+    terms: list[str]
+    starts: list[int]
+    rows: _Ints
+    tfs: npt.NDArray[np.float64]
+    lengths: npt.NDArray[np.unsignedinteger[Any]]
+    dead: _Ints
+
+
+def _rows(blocks: Sequence[Any]) -> _Ints:
+    """The blocks' row ids, in order: the stored low halves plus ``high << 32`` where a block has one."""
+    rows = np.frombuffer(b"".join(block["rows"] for block in blocks), dtype=">u4").astype(np.int64)
+    if any(block["high"] for block in blocks):
+        highs = [int(block["high"]) << 32 for block in blocks]
+        rows += np.repeat(np.array(highs, dtype=np.int64), [len(block["rows"]) // 4 for block in blocks])
+    return rows
+
+
+def _lengths(blocks: Sequence[Any]) -> npt.NDArray[np.unsignedinteger[Any]]:
+    if not any(block["wide"] for block in blocks):
+        return np.frombuffer(b"".join(block["lengths"] for block in blocks), dtype=">u2")
+    parts = [np.frombuffer(block["lengths"], dtype=">u4" if block["wide"] else ">u2") for block in blocks]
+    return np.concatenate(parts)
+
+
+def gather(blocks: Iterable[Any], terms: Sequence[str]) -> Gathered:
+    """The blocks read for ``terms`` (records with the table's columns), joined in ``terms`` order."""
+    live: dict[str, list[Any]] = {}
+    tombstones: list[Any] = []
+    for block in blocks:
+        (tombstones if block["dead"] else live.setdefault(block["term"], [])).append(block)
+    found = [term for term in terms if term in live]
+    ordered = [block for term in found for block in live[term]]
+    starts = [0]
+    for term in found:
+        starts.append(starts[-1] + sum(len(block["tfs"]) for block in live[term]))
+    tfs = np.add(np.frombuffer(b"".join(block["tfs"] for block in ordered), dtype=np.uint8), 1.0)
+    return Gathered(found, starts, _rows(ordered), tfs, _lengths(ordered), _rows(tombstones))
+
+
+def purged(blocks: Sequence[Any]) -> Blocks:
+    """The lexemes' blocks rewritten without their tombstoned postings, and without the tombstones."""
+    by_term: dict[str, list[Any]] = {}
+    for block in blocks:
+        by_term.setdefault(block["term"], []).append(block)
+    terms: list[str] = []
+    columns: list[list[_Ints]] = [[], [], [], []]
+    for term, own in by_term.items():
+        postings = gather(own, [term])
+        keep = ~np.isin(postings.rows, postings.dead)
+        if not keep.any():
+            continue
+        columns[0].append(np.full(int(keep.sum()), len(terms), dtype=np.int64))
+        columns[1].append(postings.rows[keep])
+        columns[2].append(postings.tfs[keep].astype(np.int64))
+        columns[3].append(postings.lengths[keep].astype(np.int64))
+        terms.append(term)
+    if not terms:
+        return Blocks()
+    return _encode(terms, *(np.concatenate(c) for c in columns))

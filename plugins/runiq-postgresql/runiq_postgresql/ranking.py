@@ -1,0 +1,124 @@
+"""Exact BM25 over the query terms' postings, summed with numpy, and the top k cut in batches.
+
+The formula and the order of every floating-point operation are those of the in-memory index
+(``runiq.rag.lexical.bm25``): ``idf = ln(1 + (N - df + 0.5) / (df + 0.5)) * qtf`` per term (Python's
+``math.log``), ``idf * tf / (tf + k1 * (1 - b + b * dl / avgdl))`` per posting, summed per chunk in
+query-term order (``np.bincount`` adds in input order). N, df and the total length come from the
+statistics read in the same snapshot as the postings, so scores are exact whatever was written
+since a block was built.
+
+Ranking is by score rounded to nine decimals, then ``(document_id, chunk_id)``: identities live in
+the chunk table, so the store fetches candidates in batches of descending score (:func:`batches`)
+until the top k is settled. A batch holds every candidate that could share a rounded score with
+its lowest member, so no tie group is ever split across batches.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from runiq_postgresql.postings import Gathered
+
+__all__ = ["BM25_B", "BM25_K1", "Batch", "Candidates", "batches", "idf", "score"]
+
+BM25_K1 = 1.5
+BM25_B = 0.75
+_TIE_MARGIN = 2e-9  # two scores with equal nine-decimal rounding differ by less than 1e-9
+_DENSE_SPAN_PER_POSTING = 4  # a dense accumulator is used while the row-id span is at most this per posting
+
+
+@dataclass(frozen=True, slots=True)
+class Candidates:
+    """Chunks with a positive score (row ids and scores, unordered)."""
+
+    rows: npt.NDArray[np.int64]
+    scores: npt.NDArray[np.float64]
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+
+@dataclass(frozen=True, slots=True)
+class Batch:
+    """Candidates to fetch next; results whose rounded score is at least ``floor`` are final once fetched."""
+
+    rows: list[int]
+    scores: list[float]
+    floor: float
+
+
+def idf(chunk_count: int, df: int, qtf: int) -> float:
+    """The in-memory index's term weight, bit for bit."""
+    return math.log(1.0 + (chunk_count - df + 0.5) / (df + 0.5)) * qtf
+
+
+def score(postings: Gathered, weights: Mapping[str, float], chunk_count: int, total_terms: int) -> Candidates:
+    """Sum the weighted BM25 contributions per chunk, lexeme by lexeme in ``postings`` order.
+
+    Computed in place on the gathered arrays, with the in-memory index's operations and operands
+    (``*``, ``+`` commute exactly in IEEE arithmetic), so each contribution is bit-identical to it.
+    """
+    if not postings.terms or chunk_count <= 0:
+        return Candidates(np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64))
+    avgdl = total_terms / chunk_count if total_terms else 1.0
+    norm = np.multiply(postings.lengths, BM25_B)  # -> tf + k1 * (1 - b + b * dl / avgdl)
+    norm /= avgdl
+    norm += 1.0 - BM25_B
+    norm *= BM25_K1
+    norm += postings.tfs
+    values = postings.tfs  # -> idf * tf / (tf + norm)
+    for term, start, stop in zip(postings.terms, postings.starts, postings.starts[1:], strict=False):
+        values[start:stop] *= weights[term]
+    values /= norm
+    return _summed(postings.rows, values, postings.dead)
+
+
+def _summed(rows: npt.NDArray[np.int64], values: npt.NDArray[np.float64], dead: npt.NDArray[np.int64]) -> Candidates:
+    low = int(rows.min())
+    span = int(rows.max()) - low + 1
+    if span <= _DENSE_SPAN_PER_POSTING * len(rows) + 1024:
+        if low > span:  # a dense accumulator from row 0 would be mostly empty: shift the rows
+            rows = rows - low
+        else:
+            low, span = 0, span + low
+        sums = np.bincount(rows, values, minlength=span).astype(np.float64, copy=False)
+        dead = dead[(dead >= low) & (dead < low + span)]
+        sums[dead - low] = 0.0
+        hit = np.flatnonzero(sums > 0.0)
+        return Candidates(hit + low, sums[hit])
+    ids, slots = np.unique(rows, return_inverse=True)  # sparse row ids (many deletions): sort instead
+    sums = np.bincount(slots, values).astype(np.float64, copy=False)
+    sums[np.isin(ids, dead)] = 0.0
+    hit = np.flatnonzero(sums > 0.0)
+    return Candidates(ids[hit], sums[hit])
+
+
+def batches(candidates: Candidates, first: int) -> Iterator[Batch]:
+    """Candidates in descending score: about ``first``, then four times as many each time, then the rest.
+
+    A batch cut below the ``size``-th best score ``x`` takes every candidate above ``x - 2e-9``: all
+    scores that round (to nine decimals) to at least ``round(x, 9)`` are in it or an earlier batch, so
+    results at or above that ``floor`` are ranked against everything that can tie with them.
+    """
+    scores = candidates.scores
+    left = scores  # the scores of the candidates not yet in a batch
+    above = math.inf
+    size = max(first, 1)
+    while True:
+        if size >= len(left):
+            yield _batch(candidates, scores < above, -math.inf)
+            return
+        x = float(np.partition(left, len(left) - size)[len(left) - size])  # the size-th best
+        cut = x - max(_TIE_MARGIN, abs(x) * 1e-12)
+        yield _batch(candidates, (scores >= cut) & (scores < above), round(x, 9))
+        above, size = cut, size * 4
+        left = scores[scores < above]
+
+
+def _batch(candidates: Candidates, mask: npt.NDArray[np.bool_], floor: float) -> Batch:
+    return Batch(candidates.rows[mask].tolist(), candidates.scores[mask].tolist(), floor)

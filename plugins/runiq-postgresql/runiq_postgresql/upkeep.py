@@ -1,0 +1,46 @@
+"""Postings upkeep at the end of a write: purge tombstoned postings, merge small blocks (see ``postings``).
+
+Runs inside the write's transaction, after its chunks, postings and statistics are written, under a
+transaction-scoped advisory lock per index: two upkeeps never rewrite the same blocks (a purge reads
+blocks ``FOR UPDATE`` and replaces them; a merge deletes blocks and inserts their concatenation), and
+appends by concurrent writers are new rows that neither touches.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+
+import asyncpg
+
+from runiq_postgresql import postings
+from runiq_postgresql.queries import IndexSql
+
+__all__ = ["maintain"]
+
+_PURGE_TERMS_PER_READ = 512  # lexemes purged per round trip, bounding what a purge holds in memory
+
+
+async def maintain(
+    conn: asyncpg.Connection, sql: IndexSql, lock_key: str, written: Iterable[str], tombstoned: Iterable[str]
+) -> None:
+    """Purge the tombstoned lexemes whose tombstones reached a quarter of their postings, then merge the
+    touched lexemes' blocks of one size class four at a time, until no class has four."""
+    await conn.execute("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", lock_key)
+    dead = sorted(set(tombstoned))
+    if dead:
+        due = [row["term"] for row in await conn.fetch(sql.purge_due, dead)]
+        for start in range(0, len(due), _PURGE_TERMS_PER_READ):
+            await _purge(conn, sql, due[start : start + _PURGE_TERMS_PER_READ])
+    touched = sorted(set(written).union(dead))
+    merged = bool(touched)
+    while merged:  # a merge can complete the size class above it
+        merged = await conn.execute(sql.merge_blocks, touched) != "INSERT 0 0"
+
+
+async def _purge(conn: asyncpg.Connection, sql: IndexSql, terms: list[str]) -> None:
+    blocks = await conn.fetch(sql.lock_blocks, terms)
+    fresh = await asyncio.to_thread(postings.purged, blocks)
+    await conn.execute(sql.delete_blocks, [b["term"] for b in blocks], [b["block"] for b in blocks])
+    if fresh:
+        await conn.execute(sql.insert_blocks, *fresh.arguments())
