@@ -291,7 +291,7 @@ class InMemoryVectorStore:
         if query.shape[0] != dims:
             raise VectorDimensionMismatchError(index_name, dims, int(query.shape[0]))
         async with index.lock.read():
-            if validated is not None and index.used > _INLINE_ROWS:  # a range or $not tests rows one by one
+            if validated is not None and index.used > _INLINE_ROWS:  # $not, a first range: index-sized work
                 candidates = await asyncio.to_thread(self._filter_rows, index, validated)
             else:
                 candidates = self._filter_rows(index, validated)

@@ -2,20 +2,30 @@
 
 Postings map ``(key, equality_key(element))`` to rows (every element of a list-valued value is
 posted), and each key to the rows that have it. ``$eq``/``$in`` on booleans, numbers, strings and
-dates are answered from the postings, ``$ne``/``$nin``/``$exists`` by set difference; ranges and
-datetime equality test the rows that have the key with the reference evaluation
-(:func:`runiq.rag.stores.filters.matches`), as does every clause of an ``$and`` once the rows
-still in question are few.
+dates are answered from the postings, ``$ne``/``$nin``/``$exists``/``$not`` by set difference. Ranges
+and datetime equality bisect a sorted ``(key, kind)`` order of every element's
+:func:`~runiq.rag.stores.filter_values.metadata_key`, built on the first such query and dropped when
+a write touches the key. Once an ``$and`` is down to a few thousand rows, its other clauses are tested
+row by row with the reference evaluation (:func:`runiq.rag.stores.filters.matches`).
 """
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Iterable, Mapping
 from typing import TypeVar
 
 from runiq.rag.stores.filter_match import matches
 from runiq.rag.stores.filter_tree import And, Compare, Comparison, Exists, FilterNode, Member, Not, Or
-from runiq.rag.stores.filter_values import EqualityKey, FilterValue, ValueKind, equality_key, metadata_elements
+from runiq.rag.stores.filter_values import (
+    EqualityKey,
+    FilterValue,
+    OrderKey,
+    ValueKind,
+    equality_key,
+    metadata_elements,
+    metadata_key,
+)
 
 __all__ = ["MetadataIndex"]
 
@@ -25,6 +35,8 @@ _SCALARS = (str, int, float, bool)
 _ROW_BY_ROW = 4096
 
 MetadataOf = Callable[[int], Mapping[str, object]]
+# (sorted keys, the slot of each key): every element of every row that has the metadata key, in one kind.
+_Order = tuple[list[OrderKey], list[int]]
 _K = TypeVar("_K")
 _NONE: frozenset[int] = frozenset()
 
@@ -35,15 +47,18 @@ class MetadataIndex:
     def __init__(self) -> None:
         self._postings: dict[tuple[str, EqualityKey], set[int]] = {}
         self._keys: dict[str, set[int]] = {}
+        self._orders: dict[str, dict[ValueKind, _Order]] = {}
 
     def add(self, slot: int, metadata: Mapping[str, object]) -> None:
         for key, value in metadata.items():
+            self._orders.pop(key, None)
             self._keys.setdefault(key, set()).add(slot)
             for posting in _postings(key, value):
                 self._postings.setdefault(posting, set()).add(slot)
 
     def remove(self, slot: int, metadata: Mapping[str, object]) -> None:
         for key, value in metadata.items():
+            self._orders.pop(key, None)
             _discard(self._keys, key, slot)
             for posting in _postings(key, value):
                 _discard(self._postings, posting, slot)
@@ -56,9 +71,40 @@ class MetadataIndex:
         """The rows that have ``key`` (the index's own set: do not change it)."""
         return self._keys.get(key, _NONE)
 
-    def equal(self, key: str, value: FilterValue) -> frozenset[int] | set[int]:
-        """The rows with an element equal to ``value`` (a boolean, number or string; do not change it)."""
-        return self._postings.get((key, (value.kind.value, value.key)), _NONE)
+    def equal(self, key: str, value: FilterValue, metadata_of: MetadataOf) -> frozenset[int] | set[int]:
+        """The rows with an element equal to ``value`` (do not change the set)."""
+        if value.kind in _POSTED_KINDS:
+            return self._postings.get((key, (value.kind.value, value.key)), _NONE)
+        return self.ordered(key, Comparison.EQ, value, metadata_of)
+
+    def ordered(self, key: str, op: Comparison, value: FilterValue, metadata_of: MetadataOf) -> set[int]:
+        """The rows with an element ``op`` ``value`` in ``value``'s kind (EQ or a range)."""
+        keys, slots = self._order(key, value.kind, metadata_of)
+        left = bisect.bisect_left(keys, value.key)  # the first element not below the value
+        right = bisect.bisect_right(keys, value.key)  # the first element above it
+        start, stop = {
+            Comparison.EQ: (left, right),
+            Comparison.GT: (right, len(keys)),
+            Comparison.GTE: (left, len(keys)),
+            Comparison.LT: (0, left),
+            Comparison.LTE: (0, right),
+        }[op]
+        return set(slots[start:stop])
+
+    def _order(self, key: str, kind: ValueKind, metadata_of: MetadataOf) -> _Order:
+        if key not in self._keys:
+            return [], []  # cached only for stored keys: a filter's keys cannot grow the index
+        orders = self._orders.setdefault(key, {})
+        order = orders.get(kind)
+        if order is None:
+            pairs = sorted(
+                (element_key, slot)
+                for slot in self._keys[key]
+                for element in metadata_elements(metadata_of(slot)[key])
+                if (element_key := metadata_key(element, kind)) is not None
+            )
+            order = orders[kind] = ([pair[0] for pair in pairs], [pair[1] for pair in pairs])
+        return order
 
 
 def _postings(key: str, value: object) -> list[tuple[str, EqualityKey]]:
@@ -113,10 +159,8 @@ class _Evaluation:
         elif node.op in (Comparison.EQ, Comparison.NE):
             values, negated = (node.value,), node.op is Comparison.NE
         else:
-            values, negated = (), False  # a range: row by row
-        if not values or any(value.kind not in _POSTED_KINDS for value in values):
-            return {slot for slot in index.having(node.key) if matches(node, self._metadata_of(slot))}
-        found: set[int] = set().union(*(index.equal(node.key, value) for value in values))
+            return index.ordered(node.key, node.op, node.value, self._metadata_of)
+        found: set[int] = set().union(*(index.equal(node.key, value, self._metadata_of) for value in values))
         return set(index.having(node.key)).difference(found) if negated else found
 
     def _everything(self) -> set[int]:

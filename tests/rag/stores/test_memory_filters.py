@@ -79,8 +79,10 @@ async def test_the_index_forgets_replaced_and_deleted_rows(
     deleted: str,
     spec: dict[str, Any],
 ) -> None:
-    """After a replace (reusing holes) and a delete, filters see only what is stored."""
+    """After a replace (reusing holes) and a delete, filters see only what is stored (the sorted
+    orders built by the first query are rebuilt)."""
     store = await _store(documents)
+    assert await _found(store, spec) == _expected(documents, spec)
     doc_id, rows = replacement
     await _write(store, doc_id, rows)
     await store.delete_documents("ix", [deleted])
@@ -98,6 +100,22 @@ async def test_removed_values_leave_no_empty_postings() -> None:
     assert len(index._postings) == 3 and len(index._keys) == 2  # id, and the two elements of tags
     await store.delete_documents("ix", ["d"])
     assert index._postings == {} and index._keys == {}
+
+
+async def test_range_orders_are_kept_per_stored_key_and_dropped_on_writes() -> None:
+    """A range builds a sorted order once; a write to its key drops it; absent keys are never cached."""
+    store = await _store({"d": [{"n": 1}, {"n": 5}]})
+    index = store._indexes["ix"].by_metadata
+    assert await _found(store, {"n": {"$gt": 2}}) == ["d#1"]
+    assert list(index._orders) == ["n"]
+    for i in range(1_000):
+        assert await _found(store, {f"absent{i}": {"$gt": 2}}) == []
+    assert list(index._orders) == ["n"]
+    await _write(store, "e", [{"n": 9}])
+    assert index._orders == {}
+    assert await _found(store, {"n": {"$gt": 2}}) == ["d#1", "e#0"]
+    await store.delete_documents("ix", ["e"])
+    assert await _found(store, {"n": {"$gt": 2}}) == ["d#1"]
 
 
 async def test_a_large_range_filter_runs_off_the_event_loop() -> None:
