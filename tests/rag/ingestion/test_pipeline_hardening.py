@@ -7,8 +7,8 @@ import asyncio
 import random
 import string
 import time
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 import pytest
@@ -33,6 +33,8 @@ from runiq.rag import (
 from runiq.rag.embeddings.base import FloatMatrix
 from runiq.rag.ingestion.pipeline import safe_id
 from runiq.rag.runtime import IndexRuntime
+
+T = TypeVar("T")
 
 S = RagIngestionState
 DIMS = 16
@@ -106,6 +108,28 @@ class RemoteLikeEmbedder(HashingEmbedder):
         return np.full((len(texts), self.dimensions), 0.125, dtype=np.float32)
 
 
+async def _with_loop_lags(work: Awaitable[T], *, settle: float = 0.0) -> tuple[T, list[float]]:
+    """Await ``work`` while a 10 ms ticker on the loop records how late each tick was."""
+    lags: list[float] = []
+    done = asyncio.Event()
+
+    async def ticker() -> None:
+        loop = asyncio.get_running_loop()
+        while not done.is_set():
+            before = loop.time()
+            await asyncio.sleep(0.01)
+            lags.append(loop.time() - before - 0.01)
+
+    ticking = asyncio.create_task(ticker())
+    await asyncio.sleep(settle)
+    try:
+        result = await work
+    finally:
+        done.set()
+        await ticking
+    return result, lags
+
+
 async def test_ingesting_a_2_mb_whitespace_free_document_never_blocks_the_loop(
     index_host: Callable[..., Host], source: Any
 ) -> None:
@@ -119,22 +143,8 @@ async def test_ingesting_a_2_mb_whitespace_free_document_never_blocks_the_loop(
         embeddings={"remote": RemoteLikeEmbedder(DIMS)},
         stores={"plain": store},
     )
-    lags: list[float] = []
-    done = asyncio.Event()
-
-    async def ticker() -> None:
-        loop = asyncio.get_running_loop()
-        while not done.is_set():
-            before = loop.time()
-            await asyncio.sleep(0.01)
-            lags.append(loop.time() - before - 0.01)
-
     async with host:
-        ticking = asyncio.create_task(ticker())
-        await asyncio.sleep(0.05)
-        operation = await host.services.get(RagIngestionManager).run("docs")
-        done.set()
-        await ticking
+        operation, lags = await _with_loop_lags(host.services.get(RagIngestionManager).run("docs"), settle=0.05)
     assert operation.state is S.COMPLETED and store.written == {"blob": operation.progress.produced_chunks}
     assert operation.progress.produced_chunks > 2000
     assert len(lags) > 5 and max(lags) < 0.1
@@ -143,31 +153,22 @@ async def test_ingesting_a_2_mb_whitespace_free_document_never_blocks_the_loop(
 async def test_the_in_memory_store_indexes_a_large_document_off_the_loop(
     index_host: Callable[..., Host], source: Any, memory_store: InMemoryVectorStore
 ) -> None:
-    """The store's own lexical indexing of 2 MB (seconds of tokenising) runs in a worker thread."""
-    words = random.Random(5).choices(["alpha", "beta", "CS1503", "POL-HR-014", "gamma", "delta"], k=350_000)
+    """The store's own lexical indexing of 1 MB of varied words runs in a worker thread. On the loop it
+    blocked for seconds; in the thread the loop still competes for the GIL, so ticks can be late by tens of
+    ms (up to 0.25 s seen under a full parallel test run): the bound separates the two without flaking."""
+    rng = random.Random(5)
+    vocabulary = ["".join(rng.choices(string.ascii_lowercase, k=rng.randint(3, 9))) + str(i) for i in range(60_000)]
+    words = rng.choices(vocabulary, k=150_000)  # many distinct words: the analyzer's word cache cannot hide the cost
     source.documents = [RagDocument(document_id="big", content=" ".join(words))]
     host = index_host(
         lambda index: index.add_source(source).use_embedding("remote").use_vector_store("memory"),
         embeddings={"remote": RemoteLikeEmbedder(DIMS)},
         stores={"memory": memory_store},
     )
-    lags: list[float] = []
-    done = asyncio.Event()
-
-    async def ticker() -> None:
-        loop = asyncio.get_running_loop()
-        while not done.is_set():
-            before = loop.time()
-            await asyncio.sleep(0.01)
-            lags.append(loop.time() - before - 0.01)
-
     async with host:
-        ticking = asyncio.create_task(ticker())
-        operation = await host.services.get(RagIngestionManager).run("docs")
-        done.set()
-        await ticking
+        operation, lags = await _with_loop_lags(host.services.get(RagIngestionManager).run("docs"))
     assert operation.state is S.COMPLETED and await memory_store.count("docs") == operation.progress.produced_chunks
-    assert len(lags) > 5 and max(lags) < 0.1
+    assert len(lags) > 5 and max(lags) < 0.6
 
 
 # -- per-document failures -----------------------------------------------------------------------
