@@ -309,10 +309,13 @@ async def memory(args: argparse.Namespace) -> dict[str, Any]:
     ids, texts = repeat_with_dropout(args.data, args.rows)
     questions = list(dict.fromkeys(load_questions(args.data, args.queries)))
     before = rss()
+    parts: dict[str, float] = {}
     async with contextlib.AsyncExitStack() as stack:
         if args.system == "runiq retriever":
             host = await open_runiq(ids, texts, stack)
-            query = runiq_queries(host, await runiq_store(host), args.top_k)["runiq retriever"]
+            store = await runiq_store(host)
+            query = runiq_queries(host, store, args.top_k)["runiq retriever"]
+            parts["chunk_text_mib"] = sum(sys.getsizeof(text) for text in texts) / 2**20  # the store's copies
         elif args.system == "runiq engine":
             engine = BM25Index(LexicalOptions().analyzer())
             for row, text in enumerate(texts):
@@ -327,13 +330,15 @@ async def memory(args: argparse.Namespace) -> dict[str, Any]:
         for text in questions:
             await query(text)
         queried = rss()
+        if args.system == "runiq retriever":
+            parts["lexical_index_mib"] = store.stored_lexical_bytes(INDEX) / 2**20
     mib = 2**20
     return {
         "system": args.system,
         "rows": args.rows,
         "rss_built_mib": (built - before) / mib,
         "rss_after_queries_mib": (queried - before) / mib,
-    }
+    } | parts
 
 
 async def concurrency(args: argparse.Namespace) -> dict[str, Any]:
@@ -458,6 +463,12 @@ def _memory_lines(memory: dict[str, Any]) -> list[str]:
         lines.append(
             f"{name:<28}{row['rss_built_mib']:>10.0f}{row['rss_after_queries_mib']:>13.0f}"
             f"{row['rss_after_queries_mib'] / base['rss_after_queries_mib']:>9.2f}x"
+        )
+    store = memory.get("runiq retriever", {})
+    if "lexical_index_mib" in store:
+        lines.append(
+            f"  of which the store's BM25 arrays {store['lexical_index_mib']:.0f} MiB and its copies of the "
+            f"chunk texts about {store['chunk_text_mib']:.0f} MiB (bm25s keeps no text)"
         )
     return lines
 

@@ -3,16 +3,17 @@
 Each term has a :class:`~runiq.rag.lexical.postings.PostingList` (int32 rows, small integer
 frequencies); each row has its length in an int32 array. Adding or removing a chunk touches only its
 own terms, so a document replace costs what its text costs, whatever the index size; there is never a
-rebuild. ``N`` and ``avgdl`` change on every write, so nothing per posting is precomputed: a query
-gathers each term's rows' length norms (one float64 array per index, recomputed on the first query
-after a write), evaluates :func:`~runiq.rag.lexical.bm25.bm25_term_score` over the whole posting
-list at once and accumulates into a dense score array. Scores are float64 and summed term by term in
-query order, exactly as a per-posting loop would sum them: results are exact BM25, not an
-approximation.
+rebuild. ``N`` and ``avgdl`` change on every write, so nothing per posting is stored precomputed: a
+query gathers the lengths of each term's rows and evaluates
+:func:`~runiq.rag.lexical.bm25.bm25_length_norm` and :func:`~runiq.rag.lexical.bm25.bm25_term_score`
+over the whole posting list at once, accumulating into a dense float64 score array term by term in
+query order, exactly as a per-posting loop would: results are exact BM25, not an approximation.
+
+Between two writes a term's scores do not change, so they are remembered (float64, for at most half of
+all postings) and a repeated term costs one ``add.at``; any write forgets them.
 
 Writers must be exclusive; any number of readers may score concurrently between writes (the
-in-memory store's readers-writer lock provides both). The norm cache is the only state a reader
-writes, and it is replaced whole.
+in-memory store's readers-writer lock provides both). The score cache is the only state readers write.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from runiq.rag.lexical.bm25 import BM25Parameters, bm25_idf, bm25_length_norm, bm25_term_score
-from runiq.rag.lexical.postings import PostingList
+from runiq.rag.lexical.postings import Part, PostingList
 from runiq.rag.lexical.query import MAX_QUERY_TERMS
 from runiq.rag.lexical.selection import top_candidates
 from runiq.rag.lexical.tokenizer import Analyzer
@@ -35,8 +36,11 @@ __all__ = ["BM25Index"]
 _ABSENT = -1
 _MIN_ROWS = 64
 _GROWTH = 1.5
-# At most this share of all postings keeps a cached float64 contribution (8 bytes each) between writes.
+# At most this share of all postings keeps a cached float64 score (8 bytes each) between writes.
 _CACHE_SHARE = 0.5
+
+Scores = list[npt.NDArray[np.float64]]  # one array per posting-list part
+Plan = list[tuple[str, PostingList, int]]  # (term, postings, query frequency), in query order
 
 
 class BM25Index:
@@ -45,13 +49,16 @@ class BM25Index:
         self._params = parameters or BM25Parameters()
         self._postings: dict[str, PostingList] = {}
         self._lengths: npt.NDArray[np.int32] = np.full(0, _ABSENT, dtype=np.int32)
+        # The length a norm is computed from: the row's length, but at least 1 (a row of length 0 holds
+        # no posting, and a removed row only tombstones with tf 0): every norm is positive, so a
+        # tombstone scores exactly 0.0, never 0/0.
+        self._norm_lengths: npt.NDArray[np.int32] = np.ones(0, dtype=np.int32)
         self._extent = 0  # one past the highest row ever added: the length of a score array
         self._count = 0
         self._total_length = 0
         self._postings_held = 0  # live postings over all terms
-        self._version = 0  # bumped by every write: keys the caches below
-        self._norms: tuple[int, npt.NDArray[np.float64]] | None = None
-        self._cache: dict[str, tuple[int, npt.NDArray[np.float64]]] = {}
+        self._version = 0  # bumped by every write: keys the score cache
+        self._cache: dict[str, tuple[int, Scores]] = {}
         self._cache_postings = 0
         self._cache_lock = threading.Lock()
 
@@ -64,10 +71,10 @@ class BM25Index:
 
     @property
     def nbytes(self) -> int:
-        """Bytes held in numpy arrays (postings, lengths, the norm cache), for memory benchmarks."""
-        norms = 0 if self._norms is None else self._norms[1].nbytes
-        cached = sum(values.nbytes for _, values in self._cache.values())
-        return sum(p.nbytes for p in self._postings.values()) + int(self._lengths.nbytes) + norms + cached
+        """Bytes held in numpy arrays (postings, lengths, cached scores), for memory benchmarks."""
+        cached = sum(values.nbytes for _, parts in self._cache.values() for values in parts)
+        rows = int(self._lengths.nbytes + self._norm_lengths.nbytes)
+        return sum(p.nbytes for p in self._postings.values()) + rows + cached
 
     # -- writes --------------------------------------------------------------------------------
 
@@ -78,6 +85,7 @@ class BM25Index:
         indexed = self._analyzer.indexed(text)
         self._reserve(row + 1)
         self._lengths[row] = indexed.length
+        self._norm_lengths[row] = max(indexed.length, 1)
         self._extent = max(self._extent, row + 1)
         self._count += 1
         self._total_length += indexed.length
@@ -103,6 +111,7 @@ class BM25Index:
         if length == _ABSENT:
             return
         self._lengths[row] = _ABSENT
+        self._norm_lengths[row] = 1
         self._count -= 1
         self._total_length -= length
         self._changed()
@@ -127,9 +136,12 @@ class BM25Index:
         capacity = self._lengths.shape[0]
         if needed <= capacity:
             return
-        grown = np.full(max(_MIN_ROWS, needed, int(capacity * _GROWTH)), _ABSENT, dtype=np.int32)
-        grown[:capacity] = self._lengths
-        self._lengths = grown
+        size = max(_MIN_ROWS, needed, int(capacity * _GROWTH))
+        lengths = np.full(size, _ABSENT, dtype=np.int32)
+        lengths[:capacity] = self._lengths
+        norm_lengths = np.ones(size, dtype=np.int32)
+        norm_lengths[:capacity] = self._norm_lengths
+        self._lengths, self._norm_lengths = lengths, norm_lengths
 
     # -- reads ---------------------------------------------------------------------------------
 
@@ -149,7 +161,7 @@ class BM25Index:
         if not lists:
             return None
         lists.sort(key=len)
-        result = lists[0]
+        result = np.sort(lists[0])
         for rows in lists[1:]:
             result = np.intersect1d(result, rows, assume_unique=True)
         return result.astype(np.int64)
@@ -169,59 +181,46 @@ class BM25Index:
         probe = min(frequent, key=lambda posting: posting.frequency).live_rows() if frequent else None
         return scores, top_candidates(scores, k, among, probe)
 
-    def _plan(self, text: str) -> list[tuple[str, PostingList, int]]:
-        """The query's indexed terms in query order, with their postings and query frequencies."""
-        terms = self._analyzer.query_terms(text)[:MAX_QUERY_TERMS]
-        postings = self._postings
-        return [(term, postings[term], qtf) for term, qtf in Counter(terms).items() if term in postings]
-
-    def _accumulate(self, plan: list[tuple[str, PostingList, int]]) -> npt.NDArray[np.float64]:
-        scores = np.zeros(self._extent, dtype=np.float64)
-        if not plan:
-            return scores
-        version = self._version
-        norms = self._current_norms(version)
-        for term, posting, qtf in plan:
-            rows, _ = posting.arrays()
-            np.add.at(scores, rows, self._contributions(term, posting, qtf, norms, version))
-        return scores
-
-    def _contributions(
-        self, term: str, posting: PostingList, qtf: int, norms: npt.NDArray[np.float64], version: int
-    ) -> npt.NDArray[np.float64]:
-        """``qtf * bm25_term_score`` over the term's postings; the score is remembered until the next write."""
-        cached = self._cache.get(term)
-        if cached is not None and cached[0] == version:
-            values = cached[1]
-        else:
-            rows, tfs = posting.arrays()
-            values = bm25_term_score(bm25_idf(self._count, posting.frequency), tfs, norms[rows])
-            self._remember(term, values, version)
-        return values if qtf == 1 else values * qtf
-
-    def _remember(self, term: str, values: npt.NDArray[np.float64], version: int) -> None:
-        size = values.shape[0]
-        with self._cache_lock:  # concurrent readers may compute the same term; count it once
-            if version != self._version or term in self._cache:
-                return
-            if self._cache_postings + size <= self._postings_held * _CACHE_SHARE:
-                self._cache[term] = (version, values)
-                self._cache_postings += size
-
     def scores(self, text: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
         """Rows with a positive score and their scores, by ascending row."""
         scores = self.score_rows(text)
         rows = np.flatnonzero(scores > 0.0)
         return rows, scores[rows]
 
-    def _current_norms(self, version: int) -> npt.NDArray[np.float64]:
-        cached = self._norms
+    def _plan(self, text: str) -> Plan:
+        """The query's indexed terms in query order, with their postings and query frequencies."""
+        terms = self._analyzer.query_terms(text)[:MAX_QUERY_TERMS]
+        postings = self._postings
+        return [(term, postings[term], qtf) for term, qtf in Counter(terms).items() if term in postings]
+
+    def _accumulate(self, plan: Plan) -> npt.NDArray[np.float64]:
+        scores = np.zeros(self._extent, dtype=np.float64)
+        version = self._version
+        for term, posting, qtf in plan:
+            parts = posting.parts()
+            for (rows, _), values in zip(parts, self._term_scores(term, posting, parts, version), strict=True):
+                np.add.at(scores, rows, values if qtf == 1 else values * qtf)
+        return scores
+
+    def _term_scores(self, term: str, posting: PostingList, parts: list[Part], version: int) -> Scores:
+        """``bm25_term_score`` over the term's postings, remembered until the next write."""
+        cached = self._cache.get(term)
         if cached is not None and cached[0] == version:
             return cached[1]
+        idf = bm25_idf(self._count, posting.frequency)
         average = self._total_length / self._count if self._total_length else 1.0
-        # A row of length 0 holds no posting, and a removed row only tombstones (tf 0); a length of at
-        # least 1 keeps every norm positive, so a tombstone scores exactly 0.0 and never 0/0.
-        lengths = np.maximum(self._lengths[: self._extent], 1).astype(np.float64)
-        norms = bm25_length_norm(lengths, average, self._params)
-        self._norms = (version, norms)
-        return norms
+        values = [
+            bm25_term_score(idf, tfs, bm25_length_norm(self._norm_lengths[rows], average, self._params))
+            for rows, tfs in parts
+        ]
+        self._remember(term, values, version)
+        return values
+
+    def _remember(self, term: str, values: Scores, version: int) -> None:
+        size = sum(v.shape[0] for v in values)
+        with self._cache_lock:  # concurrent readers may compute the same term; count it once
+            if version != self._version or term in self._cache:
+                return
+            if self._cache_postings + size <= self._postings_held * _CACHE_SHARE:
+                self._cache[term] = (version, values)
+                self._cache_postings += size

@@ -271,6 +271,10 @@ class InMemoryVectorStore:
         index = self._require(index_name)
         return int(index.matrix.nbytes + index.sq_norms.nbytes)
 
+    def stored_lexical_bytes(self, index_name: str) -> int:
+        """Bytes held by the BM25 index's arrays (postings, row lengths, cached scores), for memory benchmarks."""
+        return self._require(index_name).lexical.nbytes
+
     async def search(
         self,
         index_name: str,

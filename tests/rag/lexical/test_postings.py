@@ -1,4 +1,5 @@
-"""PostingList: sorted compact arrays with tombstones, revival, compaction and frequency widening."""
+"""PostingList: compact sorted arrays with tombstones, revival, compaction, a side part for
+out-of-order rows, and frequency widening."""
 
 from __future__ import annotations
 
@@ -10,20 +11,32 @@ from runiq.rag.lexical.postings import PostingList
 
 
 def _live(postings: PostingList) -> dict[int, int]:
-    rows, tfs = postings.arrays()
-    return {int(r): int(t) for r, t in zip(rows.tolist(), tfs.tolist(), strict=True) if t}
+    pairs = [(r, t) for rows, tfs in postings.parts() for r, t in zip(rows.tolist(), tfs.tolist(), strict=True)]
+    assert len({r for r, _ in pairs}) == len(pairs)  # every row appears once
+    return {r: t for r, t in pairs if t}
 
 
-def test_rows_stay_ascending_whatever_the_insertion_order() -> None:
-    """Out-of-order rows (reused holes) are inserted in place, so binary search keeps working."""
+def _main(postings: PostingList) -> list[int]:
+    return postings.parts()[0][0].tolist()
+
+
+def test_out_of_order_rows_wait_in_a_side_part_then_merge_sorted() -> None:
+    """Rows below the highest (reused holes) do not shift the sorted main part; they are appended to a
+    side part, merged in one pass once it outgrows max(16, main / 16)."""
     postings = PostingList()
-    for row, tf in [(5, 1), (9, 2), (1, 3), (7, 1), (0, 4)]:
-        postings.add(row, tf)
-    rows, tfs = postings.arrays()
-    assert rows.tolist() == [0, 1, 5, 7, 9]
-    assert tfs.tolist() == [4, 3, 1, 1, 2]
-    assert rows.dtype == np.int32
-    assert postings.frequency == 5
+    for row in range(100, 200):
+        postings.add(row, 1)
+    for row in (5, 1, 7):
+        postings.add(row, 2)
+    assert len(postings.parts()) == 2
+    assert _main(postings) == list(range(100, 200))
+    assert postings.parts()[0][0].dtype == np.int32
+    for row in range(10, 24):
+        postings.add(row, 3)
+    assert len(postings.parts()) == 1
+    assert _main(postings) == [1, 5, 7, *range(10, 24), *range(100, 200)]
+    assert postings.frequency == 117
+    assert _live(postings)[7] == 2 and _live(postings)[12] == 3
 
 
 def test_a_removed_row_is_a_tombstone_that_a_re_add_revives() -> None:
@@ -32,12 +45,12 @@ def test_a_removed_row_is_a_tombstone_that_a_re_add_revives() -> None:
     for row in range(8):
         postings.add(row, 1)
     assert postings.remove(3)
-    rows, tfs = postings.arrays()
+    rows, tfs = postings.parts()[0]
     assert rows.tolist() == list(range(8)) and tfs[3] == 0
     assert postings.frequency == 7
     assert postings.live_rows().tolist() == [0, 1, 2, 4, 5, 6, 7]
     postings.add(3, 5)
-    assert postings.arrays()[0].tolist() == list(range(8))
+    assert postings.parts()[0][0].tolist() == list(range(8))
     assert _live(postings)[3] == 5 and postings.frequency == 8
 
 
@@ -60,10 +73,10 @@ def test_tombstones_are_compacted_past_a_quarter() -> None:
         postings.add(row, 1)
     for row in range(0, 100, 2):
         postings.remove(row)
-        rows, tfs = postings.arrays()
+        rows, tfs = postings.parts()[0]
         assert int(np.count_nonzero(tfs == 0)) * 4 <= rows.shape[0]
     assert postings.live_rows().tolist() == list(range(1, 100, 2))
-    assert postings.arrays()[0].shape[0] < 50 * 4 / 3
+    assert postings.parts()[0][0].shape[0] < 50 * 4 / 3
     capacity = postings.nbytes
     for row in range(1, 95, 2):
         postings.remove(row)
@@ -71,15 +84,20 @@ def test_tombstones_are_compacted_past_a_quarter() -> None:
     assert postings.live_rows().tolist() == [95, 97, 99]
 
 
-def test_frequencies_above_uint16_widen_instead_of_wrapping() -> None:
+def test_frequencies_widen_instead_of_wrapping() -> None:
+    """Frequencies start as uint8 (most postings) and widen to uint16, then uint32, when needed."""
     postings = PostingList()
-    postings.add(0, 3)
-    postings.add(1, 70_000)
-    assert _live(postings) == {0: 3, 1: 70_000}
+    postings.add(5, 3)
+    assert postings.parts()[0][1].dtype == np.uint8
+    postings.add(6, 300)
+    assert postings.parts()[0][1].dtype == np.uint16
+    postings.add(1, 70_000)  # into the side part
+    postings.add(7, 2)
+    assert _live(postings) == {1: 70_000, 5: 3, 6: 300, 7: 2}
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.tuples(st.booleans(), st.integers(0, 40), st.integers(1, 9)), max_size=120))
+@given(st.lists(st.tuples(st.booleans(), st.integers(0, 60), st.sampled_from([1, 2, 9, 300, 70_000])), max_size=200))
 def test_any_sequence_matches_a_dict(ops: list[tuple[bool, int, int]]) -> None:
     """Adds and removes in any order leave exactly the live (row, tf) pairs a dict would hold."""
     postings = PostingList()
@@ -93,5 +111,5 @@ def test_any_sequence_matches_a_dict(ops: list[tuple[bool, int, int]]) -> None:
             expected.pop(row, None)
     assert _live(postings) == expected
     assert postings.frequency == len(expected)
-    rows = postings.arrays()[0]
-    assert (np.diff(rows) > 0).all()
+    assert sorted(postings.live_rows().tolist()) == sorted(expected)
+    assert (np.diff(postings.parts()[0][0]) > 0).all()
