@@ -259,11 +259,14 @@ FROM merged GROUP BY term, dead, high, wide, tier"""
 
 
 def _candidates(t: str, *, filtered: bool) -> str:
-    """$1 row ids (and $2 a filter): the chunks still there, with what a hit needs."""
-    extra = " AND metadata @> $2::text::jsonb" if filtered else ""
+    """$1 row ids, $2 their scores, $3 the scores rounded to nine decimals, $4 k (and $5 a filter): the
+    best k of the chunks still there, by rounded score then identity, with what a hit needs."""
+    extra = " AND c.metadata @> $5::text::jsonb" if filtered else ""
     return (
-        f"SELECT row_id, document_id, chunk_id, content, metadata::text AS metadata FROM {t} "
-        f"WHERE row_id = ANY($1::int8[]){extra}"
+        "SELECT c.row_id, c.document_id, c.chunk_id, c.content, c.metadata::text AS metadata, x.score, x.rounded "
+        "FROM unnest($1::int8[], $2::float8[], $3::float8[]) AS x(row_id, score, rounded) "
+        f"JOIN {t} c ON c.row_id = x.row_id{extra} "
+        "ORDER BY x.rounded DESC, c.document_id, c.chunk_id LIMIT $4"
     )
 
 

@@ -8,9 +8,10 @@ statistics read in the same snapshot as the postings, so scores are exact whatev
 since a block was built.
 
 Ranking is by score rounded to nine decimals, then ``(document_id, chunk_id)``: identities live in
-the chunk table, so the store fetches candidates in batches of descending score (:func:`batches`)
-until the top k is settled. A batch holds every candidate that could share a rounded score with
-its lowest member, so no tie group is ever split across batches.
+the chunk table, so the store hands candidates to the server in batches of descending score
+(:func:`batches`), which orders them and keeps the best k, until the top k is settled. Every score
+that rounds at or above a batch's ``floor`` is in that batch or an earlier one, so results at or
+above the floor have been ranked against every candidate they can tie with.
 """
 
 from __future__ import annotations
@@ -45,10 +46,12 @@ class Candidates:
 
 @dataclass(frozen=True, slots=True)
 class Batch:
-    """Candidates to fetch next; results whose rounded score is at least ``floor`` are final once fetched."""
+    """Candidates to fetch next, with their scores rounded to nine decimals (the ranking key); results
+    whose rounded score is at least ``floor`` are final once fetched."""
 
     rows: list[int]
     scores: list[float]
+    rounded: list[float]
     floor: float
 
 
@@ -115,10 +118,11 @@ def batches(candidates: Candidates, first: int) -> Iterator[Batch]:
             return
         x = float(np.partition(left, len(left) - size)[len(left) - size])  # the size-th best
         cut = x - max(_TIE_MARGIN, abs(x) * 1e-12)
-        yield _batch(candidates, (scores >= cut) & (scores < above), round(x, 9))
+        yield _batch(candidates, (scores >= cut) & (scores < above), float(np.round(x, 9)))
         above, size = cut, size * 4
         left = scores[scores < above]
 
 
 def _batch(candidates: Candidates, mask: npt.NDArray[np.bool_], floor: float) -> Batch:
-    return Batch(candidates.rows[mask].tolist(), candidates.scores[mask].tolist(), floor)
+    scores = candidates.scores[mask]
+    return Batch(candidates.rows[mask].tolist(), scores.tolist(), np.round(scores, 9).tolist(), floor)

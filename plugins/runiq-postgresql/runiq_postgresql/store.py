@@ -773,24 +773,28 @@ class PostgresVectorStore:
 
     async def _best_rows(
         self, conn: asyncpg.Connection, index: _Index, candidates: ranking.Candidates, top_k: int, where: str | None
-    ) -> list[dict[str, Any]]:
-        """Fetch candidates best first until k chunks that still exist (and pass the filter) are settled."""
-        found: list[dict[str, Any]] = []
+    ) -> list[Any]:
+        """Hand candidates to the server best first, with the best k so far, until k results are settled.
+
+        The server orders each batch (rounded score, then identity) and keeps the best k that still
+        exist and pass the filter: a tie group, however large, costs one sort there, not a transfer.
+        """
+        best: list[Any] = []
         first = top_k + 4 if where is None else 4 * top_k + 16
         for batch in ranking.batches(candidates, first):
             if not batch.rows:
                 break
-            if where is None:
-                records = await conn.fetch(index.sql.candidates, batch.rows)
-            else:
-                records = await conn.fetch(index.sql.candidates_filtered, batch.rows, where)
-            scores = dict(zip(batch.rows, batch.scores, strict=True))
-            found.extend({**record, "score": scores[record["row_id"]]} for record in records)
-            found.sort(key=_rank)
-            settled = [row for row in found if round(row["score"], 9) >= batch.floor]
-            if len(settled) >= top_k:
-                return settled[:top_k]
-        return found[:top_k]
+            args = [
+                [row["row_id"] for row in best] + batch.rows,
+                [row["score"] for row in best] + batch.scores,
+                [row["rounded"] for row in best] + batch.rounded,
+                top_k,
+            ]
+            sql = index.sql.candidates if where is None else index.sql.candidates_filtered
+            best = list(await conn.fetch(sql, *(args if where is None else [*args, where])))
+            if sum(row["rounded"] >= batch.floor for row in best) >= top_k:
+                break
+        return best
 
     async def _substring_rows(
         self, conn: asyncpg.Connection, index: _Index, pattern: str, top_k: int, where: str | None, found: list[Any]
@@ -835,11 +839,6 @@ def _weights(terms: QueryTerms, chunks: int, dfs: Mapping[str, int]) -> dict[str
 
 def _scored(blocks: Sequence[Any], weights: Mapping[str, float], chunks: int, total: int) -> ranking.Candidates:
     return ranking.score(postings.gather(blocks, list(weights)), weights, chunks, total)
-
-
-def _rank(row: Mapping[str, Any]) -> tuple[float, str, str]:
-    """Best first: score rounded to nine decimals, then identity (as the in-memory store breaks ties)."""
-    return (-round(row["score"], 9), row["document_id"], row["chunk_id"])
 
 
 def _metadata(text: str) -> dict[str, Any]:

@@ -285,3 +285,28 @@ async def test_searches_reuse_the_blocks_they_read_and_stay_exact_across_writes(
         assert [h.key for h in actual] == [h.key for h in expected]
         assert not all(listed[-1])  # the blocks the writes made are read
     await _assert_same_ranking(pg_store, memory, "cache", seed=10)
+
+
+async def test_a_large_tie_group_is_cut_by_the_server(
+    pg_store: PostgresVectorStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Thousands of chunks with one score: the k smallest identities come back, and only k rows."""
+    await _both(pg_store, "ties")
+    corpus = {f"doc-{d:04d}": [f"shared words here tag{d % 7}"] for d in range(3000)}
+    await _write(pg_store, "ties", corpus, bulk=True)
+    index = await pg_store._require("ties")
+    returned: list[int] = []
+    original = asyncpg.Connection.fetch
+
+    async def spying(self: asyncpg.Connection, query: str, *args: object, **kwargs: object) -> object:
+        rows = await original(self, query, *args, **kwargs)
+        if query == index.sql.candidates:
+            returned.append(len(rows))  # type: ignore[arg-type]
+        return rows
+
+    monkeypatch.setattr(asyncpg.Connection, "fetch", spying)
+    hits = await pg_store.lexical_search("ties", parse_lexical_query("shared"), top_k=3)
+    assert [h.document_id for h in hits] == ["doc-0000", "doc-0001", "doc-0002"]
+    assert returned == [3]
+    hits = await pg_store.lexical_search("ties", parse_lexical_query("shared tag5"), top_k=4)
+    assert [h.document_id for h in hits] == ["doc-0005", "doc-0012", "doc-0019", "doc-0026"]
