@@ -44,6 +44,7 @@ CHILD = textwrap.dedent(
 
     async def main():
         async with builder.build() as host:
+            print("READY", flush=True)  # the parent times its kill from here, not from process start
             operation = await host.services.get(RagIngestionManager).run("crash")
             print("RESULT", operation.state.value, flush=True)
 
@@ -92,6 +93,14 @@ def _spawn(dsn: str, schema: str, version: int, tmp_path: Path) -> subprocess.Po
     )
 
 
+def _wait_ready(child: subprocess.Popen[str]) -> None:
+    """Read the child's output until it says its host is built (or it ends)."""
+    assert child.stdout is not None
+    for line in child.stdout:
+        if line.startswith("READY"):
+            return
+
+
 def _result(child: subprocess.Popen[str]) -> str:
     out = child.communicate(timeout=180)[0]
     lines = [line for line in out.splitlines() if line.startswith("RESULT ")]
@@ -125,7 +134,8 @@ async def test_sigkill_at_random_points_leaves_every_document_at_old_or_new_vers
     versions_seen: set[int] = set()
     for trial in range(1, TRIALS + 1):
         child = _spawn(postgres_dsn, schema, trial, tmp_path)
-        await asyncio.sleep(rng.uniform(0.8, 3.0))
+        await asyncio.to_thread(_wait_ready, child)  # start-up time varies with the machine's load
+        await asyncio.sleep(rng.uniform(0.02, 1.2))
         child.send_signal(signal.SIGKILL)
         child.communicate(timeout=30)  # reaps the process and closes its pipe
         chunks, documents = await _stored(postgres_dsn, schema)

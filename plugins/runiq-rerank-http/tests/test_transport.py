@@ -57,7 +57,7 @@ async def test_configured_batch_size_and_concurrency_bound(server, open_reranker
         response = await reranker.rerank(make_request("remote work", *_documents(9)))
     assert sorted(len(r.documents) for r in server.requests) == [1, 2, 2, 2, 2]
     assert {r.payload["top_n"] for r in server.requests} == {1, 2}
-    assert server.max_in_flight == 2
+    assert 1 <= server.max_in_flight <= 2  # the bound; on a loaded machine the two may not overlap
     assert len(response.candidates) == 9
 
 
