@@ -28,7 +28,10 @@ MAX_ANSWER_BYTES = 64 * 1024 * 1024
 
 _STATUS_MEANING = {
     401: "the server needs an API key (--api-key or RUNIQ_API_KEY), or refused the one given",
-    403: "the server refused this client (a key without the operate role, or a non-loopback client)",
+    403: (
+        "the server refused this client (querying is off on the server, the key lacks the query role, "
+        "or the client is not on loopback)"
+    ),
     404: "the server has no such index, or no query endpoint at this URL",
     422: "the server rejected the query",
 }
