@@ -5,7 +5,9 @@ objects, no full copy per upsert). Deleted rows become holes that later inserts 
 are stable and the metadata filter index (:mod:`runiq.rag.stores.memory_filter`) and the BM25 postings
 never need renumbering. Search is one matrix-vector product in a worker thread plus ``argpartition``; the final
 top-k raw scores are recomputed in float64 so reported scores are exact, and ties are broken by
-``(document_id, chunk_id)``.
+``(document_id, chunk_id)``. Lexical search scores exact BM25 with numpy over per-term posting arrays
+(:mod:`runiq.rag.lexical.engine`), with the same tie rule; above ``_INLINE_ROWS`` rows it runs in a
+worker thread that keeps the read lock until it returns, even when the caller is cancelled.
 """
 
 from __future__ import annotations

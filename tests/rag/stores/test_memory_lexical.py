@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from runiq.rag import IndexSpec, InMemoryVectorStore, StoredDocument, parse_lexical_query
+from runiq.rag import IndexSpec, InMemoryVectorStore, StoredDocument, VectorIndexNotFoundError, parse_lexical_query
 from runiq.rag.lexical.engine import BM25Index
 from runiq.rag.stores import memory
 from runiq.rag.testing import make_chunks
@@ -105,3 +105,18 @@ async def test_scoring_is_vectorised_not_a_loop_per_posting() -> None:
         timings.append(time.perf_counter() - started)
     assert len(hits) == 10
     assert float(np.median(timings)) < 0.010
+
+
+async def test_stored_lexical_bytes_counts_the_bm25_arrays() -> None:
+    """The benchmark hook reports the BM25 arrays' bytes; they grow with the text and unknown indexes fail."""
+    store = await _store({"a": "alpha"})
+    small = store.stored_lexical_bytes("ix")
+    await store.replace_document(
+        "ix",
+        StoredDocument(document_id="b", content_hash="h"),
+        make_chunks("b", [" ".join(f"w{i}" for i in range(500))]),
+        None,
+    )
+    assert 0 < small < store.stored_lexical_bytes("ix")
+    with pytest.raises(VectorIndexNotFoundError):
+        store.stored_lexical_bytes("nope")
