@@ -20,10 +20,11 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import Counter
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from enum import StrEnum
+from itertools import chain
 from types import TracebackType
 from typing import Any, NamedTuple, Self
 
@@ -749,11 +750,12 @@ class PostgresVectorStore:
                 return []
             chunks, total = int(rows[0]["chunks"]), int(rows[0]["total"])
             weights = _weights(terms, chunks, {row["term"]: row["df"] for row in rows})
+            first = top_k + 4 if where is None else 4 * top_k + 16
             if sum(len(block["rows"]) for block in blocks) > _THREAD_SCORE_BYTES:
-                candidates = await asyncio.to_thread(_scored, blocks, weights, chunks, total)
+                batches = await asyncio.to_thread(_ranked, blocks, weights, (chunks, total), first)
             else:
-                candidates = _scored(blocks, weights, chunks, total)
-            return await self._best_rows(conn, index, candidates, top_k, where)
+                batches = _ranked(blocks, weights, (chunks, total), first)
+            return await self._best_rows(conn, index, batches, top_k, where)
 
     async def _read_blocks(
         self, conn: asyncpg.Connection, index: _Index, terms: QueryTerms
@@ -772,7 +774,7 @@ class PostgresVectorStore:
         return rows, blocks
 
     async def _best_rows(
-        self, conn: asyncpg.Connection, index: _Index, candidates: ranking.Candidates, top_k: int, where: str | None
+        self, conn: asyncpg.Connection, index: _Index, batches: Iterator[ranking.Batch], top_k: int, where: str | None
     ) -> list[Any]:
         """Hand candidates to the server best first, with the best k so far, until k results are settled.
 
@@ -780,8 +782,7 @@ class PostgresVectorStore:
         exist and pass the filter: a tie group, however large, costs one sort there, not a transfer.
         """
         best: list[Any] = []
-        first = top_k + 4 if where is None else 4 * top_k + 16
-        for batch in ranking.batches(candidates, first):
+        for batch in batches:
             if not batch.rows:
                 break
             args = [
@@ -837,8 +838,14 @@ def _weights(terms: QueryTerms, chunks: int, dfs: Mapping[str, int]) -> dict[str
     }
 
 
-def _scored(blocks: Sequence[Any], weights: Mapping[str, float], chunks: int, total: int) -> ranking.Candidates:
-    return ranking.score(postings.gather(blocks, list(weights)), weights, chunks, total)
+def _ranked(
+    blocks: Sequence[Any], weights: Mapping[str, float], statistics: tuple[int, int], first: int
+) -> Iterator[ranking.Batch]:
+    """The candidates' batches, best first, the first one already cut (the costly part, off the loop)."""
+    chunks, total = statistics
+    candidates = ranking.score(postings.gather(blocks, list(weights)), weights, chunks, total)
+    batches = ranking.batches(candidates, first)
+    return chain([next(batches)], batches)
 
 
 def _metadata(text: str) -> dict[str, Any]:
