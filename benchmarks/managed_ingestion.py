@@ -350,6 +350,10 @@ def pg_summary(args: argparse.Namespace, files: int, chunks: list[str], runs: di
         "reingest_s": [run["again_s"] for run in managed],
         "raw_copy_tokenising_rows_per_s": runs["raw_copy_tokenising"],
         "langchain_rows_per_s": runs["langchain"],
+        "managed_vs_raw_copy_tokenising": [
+            n / run["first_s"] / raw_rate for run, raw_rate in zip(managed, runs["raw_copy_tokenising"], strict=True)
+        ],
+        "managed_vs_langchain": [n / run["first_s"] / lc for run, lc in zip(managed, runs["langchain"], strict=False)],
     }
     return out
 
@@ -421,38 +425,54 @@ async def run_model(args: argparse.Namespace, dsn: str | None) -> dict[str, Any]
     model.encode(chunks[:64], batch_size=batch_size, normalize_embeddings=True, show_progress_bar=False)  # warm-up
     schemas: list[str] = []
     runs: dict[str, list[float]] = {"managed": [], "direct": []}
+    if args.grouped_encode:
+        runs["grouped"] = []
     try:
         async with model_host(args, root, warm, dsn, schemas).build() as host:
             manager = host.services.get(RagIngestionManager)
             await timed_run(manager, "warm")  # loads and warms the plugin's model, untimed
             for r in range(args.repeat):
-                for system in rotated(["managed", "direct"], r):
-                    runs[system].append(len(chunks) / await model_system(system, manager, r, model, chunks, batch_size))
-                progress(f"repeat {r + 1}/{args.repeat}", {k: v for k, v in runs.items()}, len(chunks))
+                for system in rotated(list(runs), r):
+                    seconds = await model_system(system, manager, r, model, chunks, (batch_size, args.grouped_encode))
+                    runs[system].append(len(chunks) / seconds)
+                progress(f"repeat {r + 1}/{args.repeat}", dict(runs), len(chunks))
     finally:
         if dsn is not None:
             for schema in schemas:
                 await drop_schema(dsn, schema)
+    return model_summary(args, len(corpus_files(root)), len(chunks), batch_size, runs)
+
+
+def model_summary(
+    args: argparse.Namespace, documents: int, chunks: int, batch_size: int, runs: dict[str, list[float]]
+) -> dict[str, Any]:
     rate, direct = median(runs["managed"]), median(runs["direct"])
-    return {
+    out: dict[str, Any] = {
         "store": args.store,
-        "documents": len(corpus_files(root)),
-        "chunks": len(chunks),
+        "documents": documents,
+        "chunks": chunks,
         "batch_size": batch_size,
         "torch_threads": torch_threads(),
         "managed_chunks_per_s": rate,
         "direct_encode_chunks_per_s": direct,
         "managed_vs_direct": rate / direct,
-        "runs": runs,
     }
+    if "grouped" in runs:
+        out |= {"grouped_encode_calls_of": args.grouped_encode, "grouped_encode_chunks_per_s": median(runs["grouped"])}
+    per_repeat = [m / d for m, d in zip(runs["managed"], runs["direct"], strict=True)]
+    return out | {"runs": runs, "managed_vs_direct_per_repeat": per_repeat}
 
 
 async def model_system(
-    system: str, manager: RagIngestionManager, repeat: int, model: Any, chunks: list[str], batch_size: int
+    system: str, manager: RagIngestionManager, repeat: int, model: Any, chunks: list[str], sizes: tuple[int, int]
 ) -> float:
-    if system == "direct":
+    """One timed pass; ``sizes`` is the encode batch size and the texts per call of the grouped reference."""
+    batch_size, per_call = sizes
+    if system != "managed":
+        calls = [chunks] if system == "direct" else [chunks[i : i + per_call] for i in range(0, len(chunks), per_call)]
         started = time.perf_counter()
-        model.encode(chunks, batch_size=batch_size, normalize_embeddings=True, show_progress_bar=False)
+        for texts in calls:
+            model.encode(texts, batch_size=batch_size, normalize_embeddings=True, show_progress_bar=False)
         return time.perf_counter() - started
     seconds, operation = await timed_run(manager, f"r{repeat}")
     if operation.progress.produced_chunks != len(chunks):
@@ -465,6 +485,17 @@ def model_table(result: dict[str, Any]) -> list[tuple[str, str, str]]:
         (f"managed ingestion, MiniLM, {result['store']} (chunks/s)", f"{result['managed_chunks_per_s']:,.1f}", ""),
         (f"direct encode, batch {result['batch_size']} (chunks/s)", f"{result['direct_encode_chunks_per_s']:,.1f}", ""),
         ("managed / direct encode", f"{result['managed_vs_direct']:.2f}x", ">= 0.9x"),
+        *_grouped_rows(result),
+    ]
+
+
+def _grouped_rows(result: dict[str, Any]) -> list[tuple[str, str, str]]:
+    if "grouped_encode_chunks_per_s" not in result:
+        return []
+    rate, calls = result["grouped_encode_chunks_per_s"], result["grouped_encode_calls_of"]
+    return [
+        (f"direct encode in calls of {calls} texts (chunks/s)", f"{rate:,.1f}", ""),
+        ("managed / encode in calls", f"{result['managed_chunks_per_s'] / rate:.2f}x", ""),
     ]
 
 
@@ -645,6 +676,13 @@ def parser() -> argparse.ArgumentParser:
     model = commands.add_parser("model", parents=[common], help="item 2: MiniLM through the pipeline vs encode")
     model.add_argument("--store", choices=["memory", "postgresql"], default="memory")
     model.add_argument("--documents", type=int, help="the first N CISI documents (default: all 1,460)")
+    model.add_argument(
+        "--grouped-encode",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also time encode in consecutive calls of N texts (64: the pipeline's embedding batch size)",
+    )
     memory = commands.add_parser("memory", parents=[common], help="item 3: peak RSS growth, large vs small corpus")
     memory.add_argument("--small", type=int, default=20_000)
     memory.add_argument("--large", type=int, default=200_000)
@@ -694,11 +732,11 @@ def main() -> None:
     args.chunking = chunking_of(args)
     args.data_dir = args.data_dir.resolve()
     needs_server = args.command != "model" or args.store == "postgresql"
-    started = time.perf_counter()
+    started, load_at_start = time.perf_counter(), os.getloadavg()
     with postgres_server(args.dsn) if needs_server else contextlib.nullcontext(None) as dsn:
         result = asyncio.run(run(args, dsn))
     report = {"command": args.command, "repeat": args.repeat, **environment(), **result}
-    report["wall_s"] = time.perf_counter() - started
+    report |= {"load_average_at_start": load_at_start, "wall_s": time.perf_counter() - started}
     title, table = TABLES[args.command]
     print_table(f"{title} (commit {report['commit'][:10]}, median of {args.repeat})", table(result))
     if args.json:
