@@ -9,7 +9,7 @@ sharded ``NNNN/NNNNNNN.txt``, 1,000 per subdirectory, so they are read with ``re
   cut at a word boundary), the words drawn from CISI (``source="cisi"``: a random window of the
   collection's running text with 20% of its words dropped, so no two files are alike) or from a
   synthetic Zipfian vocabulary (``source="synthetic"``).
-* :func:`line_corpus`: one-line files (about 60-100 characters of synthetic words).
+* :func:`line_corpus`: one-line files (about 60-100 characters of synthetic words, numbered or not).
 * :func:`cisi_documents`: one file per CISI document, ``title\\n\\ntext`` (the BEIR convention).
 
 :func:`chunk_texts` reproduces, outside any timer, the chunks ingestion produces from those files:
@@ -105,16 +105,19 @@ def chunk_corpus(data_dir: Path, *, files: int, per_file: int, source: str, cisi
     return _written(root, params, write)
 
 
-def line_corpus(data_dir: Path, *, files: int, seed: int = 11) -> Path:
-    """``files`` one-line files of synthetic words, each with its own number (no two are alike)."""
-    params = {"kind": "lines", "files": files, "seed": seed}
-    root = data_dir / f"lines-{files}"
+def line_corpus(data_dir: Path, *, files: int, numbered: bool = True, seed: int = 11) -> Path:
+    """``files`` one-line files of ten synthetic words (a 20,000-word Zipfian vocabulary), each starting
+    with its own number when ``numbered`` (no two alike, and the vocabulary grows with the corpus, as
+    identifiers do in real text); without, the vocabulary stays that of the words."""
+    params = {"kind": "lines", "files": files, "numbered": numbered, "seed": seed}
+    root = data_dir / (f"lines-{files}" if numbered else f"lines-{files}-plain")
 
     def write(root: Path) -> None:
         rng = np.random.default_rng(seed)
         vocabulary, weights = _synthetic_vocabulary(rng)
         words = rng.choice(vocabulary, size=(files, 10), p=weights)
-        _write_sharded(root, (f"line {i} " + " ".join(row) + "\n" for i, row in enumerate(words)))
+        lines = ((f"line {i} " if numbered else "") + " ".join(row) + "\n" for i, row in enumerate(words))
+        _write_sharded(root, lines)
 
     return _written(root, params, write)
 

@@ -72,7 +72,9 @@ from runiq.settings import LoggingSettings
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_DATA_DIR = REPO / "benchmarks" / ".cache" / "managed_ingestion"
-DEFAULT_CISI = REPO.parent.parent / "shared" / "data" / "cisi-beir"  # /work/shared/... from /work/wt/<tree>
+# ../shared/data/cisi-beir beside the main checkout, or two levels up from a worktree (/work/wt/<tree>)
+_CISI_CANDIDATES = [base / "shared" / "data" / "cisi-beir" for base in (REPO.parent, REPO.parent.parent)]
+DEFAULT_CISI = next((path for path in _CISI_CANDIDATES if path.is_dir()), _CISI_CANDIDATES[0])
 INDEX = "bench"
 REPLAY_PROVIDER = "bench-replay"
 # The peers build no HNSW index, so the store builds none either (``--store-option ann_min_rows=10000``
@@ -576,7 +578,7 @@ async def memory_repeat(args: argparse.Namespace, dsn: str, root: Path) -> dict[
 
 
 async def run_memory(args: argparse.Namespace, dsn: str) -> dict[str, Any]:
-    roots = {size: line_corpus(args.data_dir, files=size) for size in (args.small, args.large)}
+    roots = {size: line_corpus(args.data_dir, files=size, numbered=not args.plain) for size in (args.small, args.large)}
     runs: dict[int, list[dict[str, Any]]] = {args.small: [], args.large: []}
     for r in range(args.repeat):
         for size in rotated([args.small, args.large], r):
@@ -588,15 +590,21 @@ async def run_memory(args: argparse.Namespace, dsn: str) -> dict[str, Any]:
                 file=sys.stderr,
                 flush=True,
             )
-    small, large = (median([run["growth_mib"] for run in runs[size]]) for size in (args.small, args.large))
+    small, large = runs[args.small], runs[args.large]
+    ratios = [
+        b["growth_mib"] / a["growth_mib"] if a["growth_mib"] > 0 else float("inf")
+        for a, b in zip(small, large, strict=True)
+    ]
     return {
         "small_files": args.small,
         "large_files": args.large,
-        "small_growth_mib": small,
-        "large_growth_mib": large,
-        "growth_ratio": large / small if small > 0 else float("inf"),
-        "small_seconds": median([run["seconds"] for run in runs[args.small]]),
-        "large_seconds": median([run["seconds"] for run in runs[args.large]]),
+        "small_growth_mib": median([run["growth_mib"] for run in small]),
+        "large_growth_mib": median([run["growth_mib"] for run in large]),
+        "growth_ratio": median(ratios),
+        "growth_ratio_per_repeat": ratios,
+        "small_seconds": median([run["seconds"] for run in small]),
+        "large_seconds": median([run["seconds"] for run in large]),
+        "numbered_lines": not args.plain,
         "store_options": args.store_options,
         "runs": {str(size): values for size, values in runs.items()},
     }
@@ -692,6 +700,7 @@ def parser() -> argparse.ArgumentParser:
     memory = commands.add_parser("memory", parents=[common], help="item 3: peak RSS growth, large vs small corpus")
     memory.add_argument("--small", type=int, default=20_000)
     memory.add_argument("--large", type=int, default=200_000)
+    memory.add_argument("--plain", action="store_true", help="lines without their own number (a fixed vocabulary)")
     child = commands.add_parser("_memory-child")
     child.add_argument("root", type=Path)
     child.add_argument("schema")
