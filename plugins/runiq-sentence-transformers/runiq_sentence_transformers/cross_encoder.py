@@ -51,7 +51,12 @@ from runiq.rag import (
 )
 
 from runiq_sentence_transformers.loading import resolve_model_path
-from runiq_sentence_transformers.options import PROVIDER_NAME, SentenceTransformerOptions
+from runiq_sentence_transformers.options import (
+    DEVICE_PATTERN,
+    PROVIDER_NAME,
+    SentenceTransformerOptions,
+    local_model_path,
+)
 
 if TYPE_CHECKING:
     from sentence_transformers import CrossEncoder
@@ -75,7 +80,7 @@ class CrossEncoderOptions(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", hide_input_in_errors=True)
 
     model_path: str
-    device: str = Field(default="cpu", pattern=r"^(cpu|mps|(cuda|xpu)(:\d{1,2})?)$")
+    device: str = Field(default="cpu", pattern=DEVICE_PATTERN)
     batch_size: int = Field(default=32, ge=1, le=4096)
     max_length: int | None = Field(default=None, ge=8, le=8192)  # tokens per pair; None: the model's own
     model_name: str | None = Field(default=None, pattern=r"^\S.{0,255}$")
@@ -83,14 +88,7 @@ class CrossEncoderOptions(BaseModel):
     @field_validator("model_path", mode="before")
     @classmethod
     def _local_path(cls, value: Any) -> Any:
-        if isinstance(value, Path):
-            value = str(value)
-        if isinstance(value, str):
-            if not value.strip():
-                raise ValueError("model_path must not be empty")
-            if "://" in value:
-                raise ValueError("model_path must be a local directory, not a URL")
-        return value
+        return local_model_path(value)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

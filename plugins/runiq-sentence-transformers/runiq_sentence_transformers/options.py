@@ -7,10 +7,23 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-__all__ = ["PACKAGED_MODEL_NAME", "PROVIDER_NAME", "SentenceTransformerOptions"]
+__all__ = ["DEVICE_PATTERN", "PACKAGED_MODEL_NAME", "PROVIDER_NAME", "SentenceTransformerOptions", "local_model_path"]
 
 PROVIDER_NAME = "sentence-transformers"
 PACKAGED_MODEL_NAME = "all-MiniLM-L6-v2"
+DEVICE_PATTERN = r"^(cpu|mps|(cuda|xpu)(:\d{1,2})?)$"
+
+
+def local_model_path(value: Any) -> Any:
+    """The one rule for a model path option: a non-empty local path, never a URL (nothing downloads)."""
+    if isinstance(value, Path):
+        value = str(value)
+    if isinstance(value, str):
+        if not value.strip():
+            raise ValueError("model_path must not be empty")
+        if "://" in value:
+            raise ValueError("model_path must be a local directory, not a URL")
+    return value
 
 
 class SentenceTransformerOptions(BaseModel):
@@ -24,7 +37,7 @@ class SentenceTransformerOptions(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", hide_input_in_errors=True)
 
     model_path: str | None = None
-    device: str = Field(default="cpu", pattern=r"^(cpu|mps|(cuda|xpu)(:\d{1,2})?)$")
+    device: str = Field(default="cpu", pattern=DEVICE_PATTERN)
     batch_size: int = Field(default=32, ge=1, le=4096)
     normalize: bool = True
     model_name: str | None = Field(default=None, pattern=r"^\S.{0,255}$")
@@ -32,14 +45,7 @@ class SentenceTransformerOptions(BaseModel):
     @field_validator("model_path", mode="before")
     @classmethod
     def _local_path(cls, value: Any) -> Any:
-        if isinstance(value, Path):
-            value = str(value)
-        if isinstance(value, str):
-            if not value.strip():
-                raise ValueError("model_path must not be empty")
-            if "://" in value:
-                raise ValueError("model_path must be a local directory, not a URL")
-        return value
+        return local_model_path(value)
 
     @property
     def identity(self) -> str:
