@@ -38,6 +38,11 @@ key, so :func:`translated` and :func:`call_translated` raise the library's error
 :func:`replacing` is the usual ``translate``: one fixed error for the exception kinds a call is
 expected to raise. :func:`chained` keeps a runiq error as ``__cause__`` only when nothing foreign is
 chained to it.
+
+Why only field names from a pydantic ``ValidationError``: it keeps every value it was given as
+``input`` (a DSN, an API key, a path), and its ``str()`` can quote them. :func:`invalid_fields` is the
+one ``translate`` that turns it into a :class:`RagConfigurationError` naming the fields (and the text
+of a runiq error a validator raised, content-free by contract); :func:`field_names` is the naming rule.
 """
 
 from __future__ import annotations
@@ -45,6 +50,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from enum import StrEnum
 from typing import TypeVar
+
+from pydantic import ValidationError
 
 __all__ = [
     "DocumentSourceError",
@@ -72,7 +79,9 @@ __all__ = [
     "call_translated",
     "chained",
     "content_free",
+    "field_names",
     "first_leaf",
+    "invalid_fields",
     "replacing",
     "translated",
 ]
@@ -337,3 +346,30 @@ def first_leaf(error: BaseException) -> BaseException:
     while isinstance(error, BaseExceptionGroup):
         error = error.exceptions[0]
     return error
+
+
+def field_names(error: ValidationError, *, whole: str = "options") -> str:
+    """The fields ``error`` finds invalid, dotted and sorted (``"base_url, retry.max_wait"``); never a value.
+
+    ``whole`` names an error about the model itself (its location is empty).
+    """
+    return ", ".join(sorted({".".join(str(part) for part in err["loc"]) or whole for err in error.errors()}))
+
+
+def invalid_fields(what: str, *, whole: str = "options") -> Translate:
+    """A ``translate`` for :func:`call_translated`: a ``ValidationError`` becomes
+    ``RagConfigurationError("{what}: {fields}.")``, followed by the text of any runiq error a validator
+    raised; any other exception passes through unchanged.
+
+    ``call_translated(lambda: Options.model_validate(values), invalid_fields("Invalid OpenAI embedding selection"))``
+    """
+
+    def translate(exc: Exception) -> BaseException:
+        if not isinstance(exc, ValidationError):
+            return exc
+        advice = [str(e) for err in exc.errors() if isinstance(e := err.get("ctx", {}).get("error"), RagError)]
+        return RagConfigurationError(
+            f"{what}: {field_names(exc, whole=whole)}." + "".join(f" {text}" for text in advice)
+        )
+
+    return translate

@@ -8,15 +8,19 @@ import gc
 import weakref
 
 import pytest
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
 from runiq.errors import (
     ProviderError,
     ProviderUnavailableError,
+    RagConfigurationError,
     RagValidationError,
     call_translated,
     chained,
     content_free,
+    field_names,
     first_leaf,
+    invalid_fields,
     replacing,
     translated,
 )
@@ -123,3 +127,69 @@ def test_first_leaf_unwraps_nested_groups() -> None:
     leaf = ProviderError("a")
     assert first_leaf(ExceptionGroup("outer", [ExceptionGroup("inner", [leaf]), KeyError("x")])) is leaf
     assert first_leaf(leaf) is leaf
+
+
+class _Retry(BaseModel):
+    max_wait: float
+
+
+class _Options(BaseModel):
+    # Deliberately without hide_input_in_errors: the rule must hold even where a model forgets it.
+    model_config = ConfigDict(extra="forbid")
+
+    base_url: str
+    retry: _Retry | None = None
+    region: str = "eu"
+
+    @field_validator("region")
+    @classmethod
+    def _known_region(cls, value: str) -> str:
+        if value != "eu":
+            raise RagConfigurationError("The region must be 'eu'.")  # a runiq message: content-free by contract
+        return value
+
+    @model_validator(mode="after")
+    def _whole(self) -> _Options:
+        if self.base_url == "whole":
+            raise ValueError(f"the model as a whole is wrong: {SECRET}")
+        return self
+
+
+def _validate(values: dict[str, object]) -> _Options:
+    return call_translated(lambda: _Options.model_validate(values), invalid_fields("Invalid test selection"))
+
+
+def test_invalid_fields_names_the_fields_and_never_a_value() -> None:
+    """Nested locations dotted and sorted; a secret given as a value reaches neither the message nor a chain."""
+    with pytest.raises(RagConfigurationError) as caught:
+        _validate({"base_url": 42, "retry": {"max_wait": SECRET}})
+    assert str(caught.value) == "Invalid test selection: base_url, retry.max_wait."
+    assert content_free(caught.value)
+
+
+def test_invalid_fields_names_the_whole_model_and_keeps_runiq_advice() -> None:
+    """An error about the model itself is named by ``whole``; a runiq error's own text is appended."""
+    with pytest.raises(RagConfigurationError) as caught:
+        _validate({"base_url": "whole"})
+    assert str(caught.value) == "Invalid test selection: options."
+    with pytest.raises(RagConfigurationError) as caught:
+        call_translated(
+            lambda: _Options.model_validate({"base_url": "whole"}), invalid_fields("Invalid settings", whole="settings")
+        )
+    assert str(caught.value) == "Invalid settings: settings."
+    with pytest.raises(RagConfigurationError) as caught:
+        _validate({"base_url": "h", "region": "us"})
+    assert str(caught.value) == "Invalid test selection: region. The region must be 'eu'."
+
+
+def test_invalid_fields_lets_other_exceptions_through() -> None:
+    """Anything but a ValidationError is returned unchanged (a runiq error raised before validation, say)."""
+    error = RagValidationError("already a runiq error")
+    assert invalid_fields("Invalid")(error) is error
+
+
+def test_field_names_is_the_naming_rule() -> None:
+    """Sorted, unique, dotted; the CLI uses it directly for its own error type."""
+    with pytest.raises(ValidationError) as caught:
+        _Options.model_validate({"base_url": 1, "retry": {"max_wait": SECRET}, "extra": SECRET})
+    assert field_names(caught.value) == "base_url, extra, retry.max_wait"

@@ -7,7 +7,9 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import typer
+from pydantic import ValidationError
 
+from runiq.errors import field_names
 from runiq.hosting import Host, HostBuilder
 from runiq.logging import configure_logging
 from runiq.rag import IndexRuntime, RagError, RagIngestionManager, add_runiq_rag
@@ -28,10 +30,7 @@ def load_settings(config: Path) -> RuniqSettings:
 
 
 def _fields(exc: ValueError) -> str:
-    errors = getattr(exc, "errors", None)
-    if callable(errors):
-        return ", ".join(sorted({".".join(str(p) for p in e["loc"]) for e in errors()})) or "settings"
-    return type(exc).__name__
+    return field_names(exc, whole="settings") if isinstance(exc, ValidationError) else type(exc).__name__
 
 
 def build_host(config: Path) -> Host:

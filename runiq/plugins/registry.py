@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
-from runiq.errors import ProviderNotFoundError, RagConfigurationError, RagError, call_translated
+from runiq.errors import ProviderNotFoundError, RagConfigurationError, call_translated, invalid_fields
 
 __all__ = ["KNOWN_DISTRIBUTIONS", "EmptyOptions", "ProviderFactory", "ProviderKind", "ProviderRegistry", "ProviderSpec"]
 
@@ -56,18 +56,8 @@ class ProviderSpec:
         ``ValidationError`` keeps every value, a DSN or an API key, as input.
         """
         return call_translated(
-            lambda: self.options_model.model_validate(dict(options)), lambda exc: self._invalid(exc, context)
-        )
-
-    def _invalid(self, exc: Exception, context: str) -> Exception:
-        if not isinstance(exc, ValidationError):
-            return exc
-        fields = sorted({".".join(str(p) for p in err["loc"]) or "options" for err in exc.errors()})
-        # A runiq error raised by a validator is content-free by contract, so its advice is kept.
-        advice = [str(e) for err in exc.errors() if isinstance(e := err.get("ctx", {}).get("error"), RagError)]
-        return RagConfigurationError(
-            f"Invalid options for {self.kind.value} provider '{self.name}' in {context}: {', '.join(fields)}."
-            + "".join(f" {text}" for text in advice)
+            lambda: self.options_model.model_validate(dict(options)),
+            invalid_fields(f"Invalid options for {self.kind.value} provider '{self.name}' in {context}"),
         )
 
 

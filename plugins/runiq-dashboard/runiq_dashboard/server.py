@@ -19,7 +19,7 @@ import structlog
 import uvicorn
 from pydantic import ValidationError
 
-from runiq.errors import call_translated
+from runiq.errors import call_translated, invalid_fields
 from runiq.hosting import Host, HostBuilder
 from runiq.logging import configure_logging
 from runiq.rag import RagConfigurationError, add_runiq_rag
@@ -171,8 +171,7 @@ def _load_settings(path: Path) -> RuniqSettings:
 
 def _invalid_settings(exc: Exception) -> Exception:
     if isinstance(exc, ValidationError):
-        fields = sorted({".".join(str(p) for p in error["loc"]) or "settings" for error in exc.errors()})
-        return RagConfigurationError(f"Invalid configuration: {', '.join(fields)}.")
+        return invalid_fields("Invalid configuration", whole="settings")(exc)
     if isinstance(exc, ValueError) and not isinstance(exc, RagConfigurationError):  # TOML syntax errors
         return RagConfigurationError("The configuration file is not valid TOML.")
     return exc

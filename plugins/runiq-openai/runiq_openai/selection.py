@@ -5,9 +5,8 @@ from __future__ import annotations
 from dataclasses import KW_ONLY, dataclass, fields
 from typing import TypeVar
 
-from pydantic import ValidationError
-from runiq.errors import call_translated
-from runiq.rag import IndexBuilder, RagConfigurationError
+from runiq.errors import call_translated, invalid_fields
+from runiq.rag import IndexBuilder
 
 from runiq_openai.credentials import SecretProvider
 from runiq_openai.models import OpenAiEmbeddingModels
@@ -72,7 +71,8 @@ class OpenAiEmbedding:
     def options(self) -> OpenAiEmbeddingOptions:
         # Raised outside ``except``: the ValidationError holds the values (a path, a URL) as input.
         return call_translated(
-            lambda: OpenAiEmbeddingOptions.model_validate(self.provider_options()), _invalid_selection
+            lambda: OpenAiEmbeddingOptions.model_validate(self.provider_options()),
+            invalid_fields("Invalid OpenAI embedding selection"),
         )
 
 
@@ -82,10 +82,3 @@ def use_openai_embedding_model(
     """``index.use_embedding(OpenAiEmbedding(model, **options))``, returning the builder for chaining."""
     index_builder.use_embedding(OpenAiEmbedding(model, **options))  # type: ignore[arg-type]
     return index_builder
-
-
-def _invalid_selection(exc: Exception) -> Exception:
-    if not isinstance(exc, ValidationError):
-        return exc
-    names = sorted({".".join(str(p) for p in err["loc"]) or "options" for err in exc.errors()})
-    return RagConfigurationError(f"Invalid OpenAI embedding selection: {', '.join(names)}.")

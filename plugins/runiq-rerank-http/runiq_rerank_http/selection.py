@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from dataclasses import KW_ONLY, dataclass, fields
 
-from pydantic import ValidationError
-from runiq.errors import call_translated
-from runiq.rag import RagConfigurationError
+from runiq.errors import call_translated, invalid_fields
 
 from runiq_rerank_http.backends import RerankBackend
 from runiq_rerank_http.credentials import SecretProvider
@@ -75,11 +73,7 @@ class HttpReranking:
 
     def options(self) -> HttpRerankerOptions:
         # Raised outside ``except``: the ValidationError holds the values (a URL with credentials) as input.
-        return call_translated(lambda: HttpRerankerOptions.model_validate(self.provider_options()), _invalid_selection)
-
-
-def _invalid_selection(exc: Exception) -> Exception:
-    if not isinstance(exc, ValidationError):
-        return exc
-    names = sorted({".".join(str(p) for p in err["loc"]) or "options" for err in exc.errors()})
-    return RagConfigurationError(f"Invalid HTTP reranker selection: {', '.join(names)}.")
+        return call_translated(
+            lambda: HttpRerankerOptions.model_validate(self.provider_options()),
+            invalid_fields("Invalid HTTP reranker selection"),
+        )

@@ -38,8 +38,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 import structlog
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-from runiq.errors import call_translated
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from runiq.errors import call_translated, invalid_fields
 from runiq.rag import (
     ProviderError,
     ProviderUnavailableError,
@@ -132,14 +132,10 @@ class CrossEncoderReranking:
 
     def options(self) -> CrossEncoderOptions:
         # Raised outside ``except``: the ValidationError holds the values (a model path) as input.
-        return call_translated(lambda: CrossEncoderOptions.model_validate(self.provider_options()), _invalid_selection)
-
-
-def _invalid_selection(exc: Exception) -> Exception:
-    if not isinstance(exc, ValidationError):
-        return exc
-    names = sorted({".".join(str(p) for p in err["loc"]) or "options" for err in exc.errors()})
-    return RagConfigurationError(f"Invalid sentence-transformers cross-encoder selection: {', '.join(names)}.")
+        return call_translated(
+            lambda: CrossEncoderOptions.model_validate(self.provider_options()),
+            invalid_fields("Invalid sentence-transformers cross-encoder selection"),
+        )
 
 
 def sigmoid(logits: npt.ArrayLike) -> npt.NDArray[np.float64]:

@@ -5,9 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import ValidationError
-from runiq.errors import call_translated
-from runiq.rag import RagConfigurationError
+from runiq.errors import call_translated, invalid_fields
 
 from runiq_sentence_transformers.options import PACKAGED_MODEL_NAME, PROVIDER_NAME, SentenceTransformerOptions
 
@@ -58,12 +56,6 @@ class SentenceTransformerEmbedding:
     def options(self) -> SentenceTransformerOptions:
         # Raised outside ``except``: the ValidationError holds the values (a path, a URL) as input.
         return call_translated(
-            lambda: SentenceTransformerOptions.model_validate(self.provider_options()), _invalid_selection
+            lambda: SentenceTransformerOptions.model_validate(self.provider_options()),
+            invalid_fields("Invalid sentence-transformers selection"),
         )
-
-
-def _invalid_selection(exc: Exception) -> Exception:
-    if not isinstance(exc, ValidationError):
-        return exc
-    names = sorted({".".join(str(p) for p in err["loc"]) or "options" for err in exc.errors()})
-    return RagConfigurationError(f"Invalid sentence-transformers selection: {', '.join(names)}.")
