@@ -9,8 +9,9 @@ Example::
 
 from __future__ import annotations
 
+from runiq.secrets import EnvironmentSecretProvider, SecretProvider
+
 from runiq_openai.client import OpenAiEmbeddingClient
-from runiq_openai.credentials import EnvironmentSecretProvider, SecretProvider
 from runiq_openai.models import OpenAiEmbeddingModels
 from runiq_openai.options import OpenAiEmbeddingOptions
 from runiq_openai.selection import OpenAiEmbedding, use_openai_embedding_model

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from runiq.secrets import EnvironmentSecretProvider, EnvVarName, HttpBaseUrl, SecretProvider
 
-from runiq_openai.credentials import ENV_VAR_PATTERN, EnvironmentSecretProvider, SecretProvider
 from runiq_openai.models import OpenAiEmbeddingModels
 
 __all__ = ["MAX_INPUTS_PER_REQUEST", "MAX_TOKENS_PER_REQUEST", "OpenAiEmbeddingOptions"]
@@ -30,8 +29,8 @@ class OpenAiEmbeddingOptions(BaseModel):
 
     model: str = Field(default=OpenAiEmbeddingModels.TEXT_EMBEDDING_3_SMALL.value, pattern=r"^\S{1,256}$")
     dimensions: int | None = Field(default=None, ge=1, le=16384, validate_default=True)
-    base_url: str | None = None
-    api_key_env: str = Field(default="OPENAI_API_KEY", pattern=ENV_VAR_PATTERN)
+    base_url: HttpBaseUrl | None = None
+    api_key_env: EnvVarName = "OPENAI_API_KEY"
     secret_provider: SecretProvider | None = None
     timeout: float = Field(default=30.0, gt=0, le=600)
     max_retries: int = Field(default=4, ge=0, le=10)
@@ -60,22 +59,6 @@ class OpenAiEmbeddingOptions(BaseModel):
             raise ValueError("dimensions exceed the model's native dimensions")
         if not known.supports_reduced_dimensions and value != known.dimensions:
             raise ValueError("this model does not support reduced dimensions")
-        return value
-
-    @field_validator("base_url")
-    @classmethod
-    def _base_url_is_http(cls, value: str | None) -> str | None:
-        if value is None:
-            return None
-        try:
-            parts = urlsplit(value)
-            has_credentials = parts.username is not None or parts.password is not None
-        except ValueError:
-            raise ValueError("base_url is not a URL") from None
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError("base_url must be an http(s) URL")
-        if has_credentials:
-            raise ValueError("base_url must not embed credentials")
         return value
 
     @property

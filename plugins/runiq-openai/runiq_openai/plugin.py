@@ -6,7 +6,8 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import openai
-from runiq.rag import ProviderRegistry, RagConfigurationError, hookimpl
+from runiq.rag import ProviderRegistry, hookimpl
+from runiq.secrets import require_secret
 
 from runiq_openai.client import OpenAiEmbeddingClient
 from runiq_openai.options import OpenAiEmbeddingOptions
@@ -22,10 +23,7 @@ async def open_openai_embedding(options: OpenAiEmbeddingOptions) -> AsyncIterato
     Raises:
         RagConfigurationError: no API key is configured (the message names the source, never a value).
     """
-    source = options.secret_source()
-    secret = await source.get_secret()
-    if secret is None:
-        raise RagConfigurationError(f"OpenAI embeddings need an API key; none is set in the {source.source}.")
+    secret = await require_secret(options.secret_source(), needed_by="The OpenAI embedding client")
     client = openai.AsyncOpenAI(
         api_key=secret.get_secret_value(),
         base_url=options.base_url,

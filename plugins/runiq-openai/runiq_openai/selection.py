@@ -7,8 +7,8 @@ from typing import TypeVar
 
 from runiq.errors import call_translated, invalid_fields
 from runiq.rag import IndexBuilder
+from runiq.secrets import SecretProvider
 
-from runiq_openai.credentials import SecretProvider
 from runiq_openai.models import OpenAiEmbeddingModels
 from runiq_openai.options import OpenAiEmbeddingOptions
 

@@ -8,23 +8,18 @@ Authorization header (the API key), as real providers' bodies may, so the tests 
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import random
-import socket
-import threading
-import time
-from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pytest
-import uvicorn
 from runiq.rag import HashingEmbedder
 from runiq.rag.testing import CANARY
+from runiq.rag.testing.loopback import Reply, ScriptedFakeServer, serve_on_loopback
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -46,13 +41,9 @@ NATIVE = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3072, "text-
 
 
 @dataclass
-class Scripted:
+class Scripted(Reply):
     """How the server answers one request (the next one not yet answered)."""
 
-    status: int = 200
-    headers: dict[str, str] = field(default_factory=dict)
-    body: bytes | None = None
-    delay: float = 0.0
     dimensions: int | None = None
     shuffle: bool = False
     floats: bool = False
@@ -68,19 +59,15 @@ class Recorded:
     retry_count: str | None
 
 
-class FakeOpenAiServer:
+class FakeOpenAiServer(ScriptedFakeServer[Scripted]):
     """Tests reach the helpers through the fixture (conftest modules are not importable by name)."""
 
     Scripted = Scripted
     api_key = API_KEY
 
     def __init__(self) -> None:
-        self.port = 0
+        super().__init__(Scripted)
         self.requests: list[Recorded] = []
-        self.delay = 0.0
-        self.in_flight = 0
-        self.max_in_flight = 0
-        self._script: deque[Scripted] = deque()
         self.app = Starlette(routes=[Route("/v1/embeddings", self._embeddings, methods=["POST"])])
 
     @property
@@ -96,14 +83,9 @@ class FakeOpenAiServer:
         """What the server computes for ``texts`` (empty strings arrive as one space)."""
         return HashingEmbedder(dims).embed_sync([t or " " for t in texts])
 
-    def script(self, *replies: Scripted) -> None:
-        self._script.extend(replies)
-
     def reset(self) -> None:
+        super().reset()
         self.requests.clear()
-        self._script.clear()
-        self.delay = 0.0
-        self.in_flight = self.max_in_flight = 0
 
     async def _embeddings(self, request: Request) -> Response:
         payload = await request.json()
@@ -118,13 +100,7 @@ class FakeOpenAiServer:
                 retry_count=request.headers.get("x-stainless-retry-count"),
             )
         )
-        reply = self._script.popleft() if self._script else Scripted()
-        self.in_flight += 1
-        self.max_in_flight = max(self.max_in_flight, self.in_flight)
-        try:
-            await asyncio.sleep(reply.delay + self.delay)
-        finally:
-            self.in_flight -= 1
+        reply = await self.next_reply()
         return self._answer(payload, inputs, request.headers.get("authorization"), reply)
 
     def _answer(self, payload: dict[str, Any], inputs: Any, authorization: str | None, reply: Scripted) -> Response:
@@ -162,32 +138,9 @@ def _encode(vector: np.ndarray, payload: dict[str, Any], floats: bool) -> Any:
 @pytest.fixture(scope="session")
 def openai_server() -> Iterator[FakeOpenAiServer]:
     fake = FakeOpenAiServer()
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    fake.port = sock.getsockname()[1]
-    config = uvicorn.Config(
-        fake.app,
-        log_config=None,
-        log_level="warning",
-        access_log=False,
-        lifespan="off",
-        ws="none",
-        http="h11",
-        loop="asyncio",
-        timeout_graceful_shutdown=1,
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="fake-openai", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("the fake OpenAI server did not start")
-        time.sleep(0.01)
-    yield fake
-    server.should_exit = True
-    thread.join(timeout=10)
-    sock.close()
+    with serve_on_loopback(fake.app, name="fake-openai") as port:
+        fake.port = port
+        yield fake
 
 
 @pytest.fixture

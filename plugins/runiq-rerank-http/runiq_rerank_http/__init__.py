@@ -9,8 +9,9 @@ Example::
 
 from __future__ import annotations
 
+from runiq.secrets import EnvironmentSecretProvider, SecretProvider
+
 from runiq_rerank_http.backends import BACKENDS, BackendSpec, RerankBackend
-from runiq_rerank_http.credentials import EnvironmentSecretProvider, SecretProvider
 from runiq_rerank_http.options import HttpRerankerOptions
 from runiq_rerank_http.reranker import HttpReranker
 from runiq_rerank_http.scores import ScoreMapping, sigmoid

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
-
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 from runiq.rag import MAX_RERANK_CANDIDATES
+from runiq.secrets import EnvironmentSecretProvider, EnvVarName, HttpBaseUrl, SecretProvider
 
 from runiq_rerank_http.backends import BACKENDS, BackendSpec, RerankBackend
-from runiq_rerank_http.credentials import ENV_VAR_PATTERN, EnvironmentSecretProvider, SecretProvider
 from runiq_rerank_http.scores import ScoreMapping
 
 __all__ = ["PROVIDER_NAME", "HttpRerankerOptions"]
@@ -30,9 +28,9 @@ class HttpRerankerOptions(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True, hide_input_in_errors=True)
 
     backend: RerankBackend
-    base_url: str | None = Field(default=None, validate_default=True)
+    base_url: HttpBaseUrl | None = Field(default=None, validate_default=True)
     model: str | None = Field(default=None, pattern=r"^\S{1,256}$")
-    api_key_env: str | None = Field(default=None, pattern=ENV_VAR_PATTERN)
+    api_key_env: EnvVarName | None = None
     secret_provider: SecretProvider | None = None
     timeout: float = Field(default=10.0, gt=0, le=600)
     max_retries: int = Field(default=2, ge=0, le=10)
@@ -43,23 +41,12 @@ class HttpRerankerOptions(BaseModel):
 
     @field_validator("base_url")
     @classmethod
-    def _base_url_is_http(cls, value: str | None, info: ValidationInfo) -> str | None:
+    def _base_url_for_self_hosted(cls, value: str | None, info: ValidationInfo) -> str | None:
         if value is None:
             backend = info.data.get("backend")  # absent when the backend itself was invalid
             if backend is not None and BACKENDS[backend].base_url is None:
                 raise ValueError("base_url is required for a self-hosted backend (tei, infinity, vllm)")
             return None
-        try:
-            parts = urlsplit(value)
-            has_credentials = parts.username is not None or parts.password is not None
-        except ValueError:
-            raise ValueError("base_url is not a URL") from None
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError("base_url must be an http(s) URL")
-        if has_credentials:
-            raise ValueError("base_url must not embed credentials")
-        if parts.query or parts.fragment:
-            raise ValueError("base_url must not carry a query or fragment")
         return value.rstrip("/")
 
     @property

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import KW_ONLY, dataclass, fields
 
 from runiq.errors import call_translated, invalid_fields
+from runiq.secrets import SecretProvider
 
 from runiq_rerank_http.backends import RerankBackend
-from runiq_rerank_http.credentials import SecretProvider
 from runiq_rerank_http.options import PROVIDER_NAME, HttpRerankerOptions
 from runiq_rerank_http.scores import ScoreMapping
 

@@ -15,22 +15,17 @@ providers' bodies may, so the tests prove nobody copies them.
 
 from __future__ import annotations
 
-import asyncio
 import math
-import socket
-import threading
-import time
-from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
-import uvicorn
 from runiq.rag import RagRerankCandidate, RagRerankRequest
 from runiq.rag.reranking import LexicalOverlapReranker
 from runiq.rag.testing import CANARY
+from runiq.rag.testing.loopback import Reply, ScriptedFakeServer, serve_on_loopback
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -71,13 +66,9 @@ def probability(query: str, document: str) -> float:
 
 
 @dataclass
-class Scripted:
+class Scripted(Reply):
     """How the server answers one request (the next one not yet answered)."""
 
-    status: int = 200
-    headers: dict[str, str] = field(default_factory=dict)
-    body: bytes | None = None
-    delay: float = 0.0
     items: Callable[[list[dict[str, Any]]], list[dict[str, Any]]] | None = None
 
 
@@ -92,7 +83,7 @@ class Recorded:
         return list(self.payload.get("texts" if self.backend is RerankBackend.TEI else "documents", []))
 
 
-class FakeRerankServer:
+class FakeRerankServer(ScriptedFakeServer[Scripted]):
     """Tests reach the helpers through the fixture (conftest modules are not importable by name)."""
 
     Scripted = Scripted
@@ -101,12 +92,8 @@ class FakeRerankServer:
     probability = staticmethod(probability)
 
     def __init__(self) -> None:
-        self.port = 0
+        super().__init__(Scripted)
         self.requests: list[Recorded] = []
-        self.delay = 0.0
-        self.in_flight = 0
-        self.max_in_flight = 0
-        self._script: deque[Scripted] = deque()
         routes = [Route(path, self._handler(backend), methods=["POST"]) for backend, path in PATHS.items()]
         self.app = Starlette(routes=routes)
 
@@ -114,27 +101,16 @@ class FakeRerankServer:
         """The base_url a client is given (the backend's own path is appended by the client)."""
         return f"http://127.0.0.1:{self.port}/{backend.value}"
 
-    def script(self, *replies: Scripted) -> None:
-        self._script.extend(replies)
-
     def reset(self) -> None:
+        super().reset()
         self.requests.clear()
-        self._script.clear()
-        self.delay = 0.0
-        self.in_flight = self.max_in_flight = 0
 
     def _handler(self, backend: RerankBackend) -> Callable[[Request], Any]:
         async def handle(request: Request) -> Response:
             payload = await request.json()
             authorization = request.headers.get("authorization")
             self.requests.append(Recorded(backend, payload, authorization))
-            reply = self._script.popleft() if self._script else Scripted()
-            self.in_flight += 1
-            self.max_in_flight = max(self.max_in_flight, self.in_flight)
-            try:
-                await asyncio.sleep(reply.delay + self.delay)
-            finally:
-                self.in_flight -= 1
+            reply = await self.next_reply()
             return _answer(backend, payload, authorization, reply)
 
         return handle
@@ -208,32 +184,9 @@ def _items(backend: RerankBackend, payload: dict[str, Any]) -> list[dict[str, An
 @pytest.fixture(scope="session")
 def rerank_server() -> Iterator[FakeRerankServer]:
     fake = FakeRerankServer()
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    fake.port = sock.getsockname()[1]
-    config = uvicorn.Config(
-        fake.app,
-        log_config=None,
-        log_level="warning",
-        access_log=False,
-        lifespan="off",
-        ws="none",
-        http="h11",
-        loop="asyncio",
-        timeout_graceful_shutdown=1,
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="fake-rerank", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("the fake rerank server did not start")
-        time.sleep(0.01)
-    yield fake
-    server.should_exit = True
-    thread.join(timeout=10)
-    sock.close()
+    with serve_on_loopback(fake.app, name="fake-rerank") as port:
+        fake.port = port
+        yield fake
 
 
 @pytest.fixture
