@@ -7,6 +7,9 @@ and rewinds the request body for each attempt. Layering tenacity on top would re
 (attempts multiply); replacing it (``max_retries=0`` plus tenacity) would re-implement the
 ``Retry-After``/``retry-after-ms``/``x-should-retry`` handling the client already keeps current.
 
+The vector length is known before the client is built (:func:`probe_dimensions` asks the server
+once when none is declared), and every response is checked against it.
+
 Errors never carry what the provider said: its bodies can echo the input (and a 401 body echoes part
 of the key), and the openai exception also holds the request, Authorization header included. So
 every failure becomes a fixed-message :class:`~runiq.rag.ProviderError` with the HTTP status kept as
@@ -20,7 +23,7 @@ import asyncio
 import base64
 import functools
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -35,15 +38,19 @@ from runiq.rag import (
     ProviderUnavailableError,
 )
 
-from runiq_openai.options import OpenAiEmbeddingOptions
+from runiq_openai.options import MAX_DIMENSIONS, OpenAiEmbeddingOptions
 from runiq_openai.selection import PROVIDER_NAME
 
-__all__ = ["OpenAiEmbeddingClient", "parse_embedding_response", "plan_requests"]
+__all__ = ["OpenAiEmbeddingClient", "parse_embedding_response", "plan_requests", "probe_dimensions"]
 
 FloatMatrix = npt.NDArray[np.float32]
+# Headers added to every request: {"Authorization": openai.Omit()} for a server that gets no key.
+RequestHeaders = Mapping[str, str | openai.Omit]
 
 # The API rejects an empty string; one space embeds as "no content" and keeps the row.
 _EMPTY_INPUT_STANDIN = " "
+# What the probe embeds: a fixed text of runiq's own, never a user's content.
+PROBE_TEXT = "runiq dimension probe"
 
 
 def plan_requests(texts: Sequence[str], max_inputs: int, max_tokens: int) -> list[slice]:
@@ -115,7 +122,10 @@ def parse_embedding_response(body: bytes, count: int, dimensions: int) -> FloatM
             raise _malformed("the provider returned missing or duplicate embedding indexes")
         vector = _vector(item.get("embedding"))
         if vector.shape != (dimensions,):
-            raise _malformed("the provider returned vectors of an unexpected dimension")
+            raise _malformed(
+                f"the provider returned vectors of {vector.size} dimensions where {dimensions} are expected; "
+                "declare the model's own dimensions, or none to probe them"
+            )
         out[index] = vector
         seen[index] = True
     if not np.isfinite(out).all():
@@ -148,6 +158,45 @@ def _status_error(status: int) -> ProviderError:
     return ProviderError(PROVIDER_NAME, "the provider rejected the request", status=status)
 
 
+async def post_embeddings(
+    client: openai.AsyncOpenAI, options: OpenAiEmbeddingOptions, inputs: list[str], headers: RequestHeaders
+) -> bytes:
+    """One ``/embeddings`` request; the raw body, or a content-free :class:`~runiq.rag.ProviderError`."""
+
+    async def post() -> bytes:
+        extra: dict[str, Any] = {}
+        if options.request_dimensions is not None:
+            extra["dimensions"] = options.request_dimensions
+        response = await client.embeddings.with_raw_response.create(
+            input=inputs, model=options.model, encoding_format="base64", extra_headers=headers, **extra
+        )
+        return response.content
+
+    return await translated(post, functools.partial(_request_failed, timeout=options.timeout))
+
+
+def _probed_length(body: bytes) -> int:
+    payload = call_translated(lambda: json.loads(body), _not_json)
+    data = payload.get("data") if isinstance(payload, dict) else None
+    first = data[0] if isinstance(data, list) and data else None
+    length = _vector(first.get("embedding")).size if isinstance(first, dict) else 0
+    if not 1 <= length <= MAX_DIMENSIONS:
+        raise _malformed("the provider returned no usable vector to learn its dimensions from")
+    return length
+
+
+async def probe_dimensions(client: openai.AsyncOpenAI, options: OpenAiEmbeddingOptions, headers: RequestHeaders) -> int:
+    """The model's vector length, from one embedding of :data:`PROBE_TEXT` (the whole answer is checked).
+
+    Raises:
+        ProviderError: the request failed, or the answer holds no valid vector (``ProviderResponseError``).
+    """
+    body = await post_embeddings(client, options, [PROBE_TEXT], headers)
+    dimensions = _probed_length(body)
+    parse_embedding_response(body, 1, dimensions)
+    return dimensions
+
+
 class OpenAiEmbeddingClient:
     """An :class:`~runiq.rag.EmbeddingClient` over one open :class:`openai.AsyncOpenAI`.
 
@@ -155,10 +204,18 @@ class OpenAiEmbeddingClient:
     at most ``max_concurrency`` requests of this client are in flight at once, across all callers.
     """
 
-    def __init__(self, client: openai.AsyncOpenAI, options: OpenAiEmbeddingOptions) -> None:
+    def __init__(
+        self,
+        client: openai.AsyncOpenAI,
+        options: OpenAiEmbeddingOptions,
+        *,
+        dimensions: int,
+        headers: RequestHeaders | None = None,
+    ) -> None:
         self._client = client
         self._options = options
-        self._dimensions = options.effective_dimensions
+        self._dimensions = dimensions
+        self._headers: RequestHeaders = headers or {}
         self._semaphore = asyncio.Semaphore(options.max_concurrency)
 
     @property
@@ -185,16 +242,6 @@ class OpenAiEmbeddingClient:
 
     async def _request(self, batch: Sequence[str]) -> FloatMatrix:
         inputs = [text if text else _EMPTY_INPUT_STANDIN for text in batch]
-        extra: dict[str, Any] = {}
-        if self._options.request_dimensions is not None:
-            extra["dimensions"] = self._options.request_dimensions
-
-        async def post() -> bytes:
-            response = await self._client.embeddings.with_raw_response.create(
-                input=inputs, model=self._options.model, encoding_format="base64", **extra
-            )
-            return response.content
-
         async with self._semaphore:
-            body = await translated(post, functools.partial(_request_failed, timeout=self._options.timeout))
+            body = await post_embeddings(self._client, self._options, inputs, self._headers)
         return parse_embedding_response(body, len(batch), self._dimensions)

@@ -9,29 +9,45 @@ import openai
 from runiq.rag import ProviderRegistry, hookimpl
 from runiq.secrets import require_secret
 
-from runiq_openai.client import OpenAiEmbeddingClient
+from runiq_openai.client import OpenAiEmbeddingClient, RequestHeaders, probe_dimensions
 from runiq_openai.options import OpenAiEmbeddingOptions
 from runiq_openai.selection import PROVIDER_NAME
 
-__all__ = ["open_openai_embedding", "runiq_register_providers"]
+__all__ = ["KEYLESS_PLACEHOLDER", "open_openai_embedding", "runiq_register_providers"]
+
+# The openai client refuses to be built without some key (and would read OPENAI_API_KEY when given
+# none), so a keyless client gets this stand-in; every request then omits the Authorization header.
+KEYLESS_PLACEHOLDER = "runiq-no-key"
+_NO_AUTHORIZATION: RequestHeaders = {"Authorization": openai.Omit()}
 
 
 @asynccontextmanager
 async def open_openai_embedding(options: OpenAiEmbeddingOptions) -> AsyncIterator[OpenAiEmbeddingClient]:
-    """Read the API key, open one :class:`openai.AsyncOpenAI` and close it when the host stops.
+    """Read the API key (when the server gets one), open one :class:`openai.AsyncOpenAI`, learn the
+    vector length when none is declared (one embedding call), and close the client when the host stops.
+
+    The host opens a provider once, on the first use of an index that needs it, and shares it between
+    indexes with equal options; so a server is probed once per live client, and the length is fixed
+    for the client's life.
 
     Raises:
-        RagConfigurationError: no API key is configured (the message names the source, never a value).
+        RagConfigurationError: a key is expected and none is configured (the message names the
+            source, never a value).
+        ProviderError: the probe failed (the server is unreachable, refuses the model, or answers
+            with no usable vector).
     """
-    secret = await require_secret(options.secret_source(), needed_by="The OpenAI embedding client")
+    source = options.secret_source()
+    api_key = KEYLESS_PLACEHOLDER
+    headers: RequestHeaders = _NO_AUTHORIZATION
+    if source is not None:
+        api_key = (await require_secret(source, needed_by="The OpenAI embedding client")).get_secret_value()
+        headers = {}
     client = openai.AsyncOpenAI(
-        api_key=secret.get_secret_value(),
-        base_url=options.base_url,
-        timeout=options.timeout,
-        max_retries=options.max_retries,
+        api_key=api_key, base_url=options.base_url, timeout=options.timeout, max_retries=options.max_retries
     )
     try:
-        yield OpenAiEmbeddingClient(client, options)
+        dimensions = options.declared_dimensions or await probe_dimensions(client, options, headers)
+        yield OpenAiEmbeddingClient(client, options, dimensions=dimensions, headers=headers)
     finally:
         await client.close()
 

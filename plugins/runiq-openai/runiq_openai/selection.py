@@ -24,16 +24,22 @@ class OpenAiEmbedding:
     """Select OpenAI embeddings for an index: ``index.use_embedding(OpenAiEmbedding(model))``.
 
     Args:
-        model: an :class:`OpenAiEmbeddingModels` member, or another model name (then ``dimensions``
-            is required).
-        dimensions: request shorter vectors (text-embedding-3 models only); ``None`` is the model's own.
-        base_url: an OpenAI-compatible endpoint (Azure OpenAI's ``/openai/v1/``, a local server);
+        model: an :class:`OpenAiEmbeddingModels` member, or the name another server gives its model
+            (``"nomic-embed-text"`` on Ollama, the Hugging Face id on vLLM).
+        dimensions: for text-embedding-3 models, request shorter vectors (``None``: the model's own).
+            For other models, the length the server returns; ``None`` asks the server once (one
+            embedding call when the client opens).
+        send_dimensions: send ``dimensions`` in each request (default: only for text-embedding-3
+            models; ``True`` for a Matryoshka model served elsewhere, or an Azure deployment name).
+        base_url: an OpenAI-compatible endpoint (a local server, Azure OpenAI's ``/openai/v1/``);
             ``None`` is the openai client's default (which honours ``OPENAI_BASE_URL``).
         api_key_env: the environment variable holding the API key, read when the client opens.
+            Default: ``OPENAI_API_KEY`` for OpenAI's API, and no key for any other ``base_url``.
         secret_provider: a :class:`SecretProvider` to use instead of the environment variable.
         timeout: seconds per HTTP attempt (default 30).
         max_retries: extra attempts after 429, 5xx, timeouts and connection errors (default 4).
-        max_inputs_per_request: texts per HTTP request, at most the API's 2048.
+        max_inputs_per_request: texts per HTTP request, at most the API's 2048 (TEI's default
+            ``--max-client-batch-size`` is 32).
         max_concurrency: requests in flight at once from this client (default 4).
 
     ``None`` for any option means the provider's default. Invalid values fail here, naming the option.
@@ -42,6 +48,7 @@ class OpenAiEmbedding:
     model: OpenAiEmbeddingModels | str = OpenAiEmbeddingModels.TEXT_EMBEDDING_3_SMALL
     _: KW_ONLY
     dimensions: int | None = None
+    send_dimensions: bool | None = None
     base_url: str | None = None
     api_key_env: str | None = None
     secret_provider: SecretProvider | None = None
@@ -60,7 +67,8 @@ class OpenAiEmbedding:
     @property
     def display_name(self) -> str:
         options = self.options()
-        return f"OpenAI {options.model} ({options.effective_dimensions} dimensions)"
+        dimensions = options.declared_dimensions
+        return f"OpenAI {options.model} ({f'{dimensions} dimensions' if dimensions else 'dimensions probed'})"
 
     def provider_options(self) -> dict[str, object]:
         values = {f.name: getattr(self, f.name) for f in fields(self)}

@@ -4,6 +4,11 @@ Embeddings come from runiq's hashing embedder, so texts that share words are sim
 retrieval tests mean something. Each request can be scripted (status, headers, delay, a raw body,
 another dimension), and every request is recorded. Its error bodies echo the input and the presented
 Authorization header (the API key), as real providers' bodies may, so the tests prove nobody copies them.
+
+Two routes: ``/v1/embeddings`` is OpenAI's API (the key is checked; any ``dimensions`` is honoured), and
+``/local/v1/embeddings`` is a local OpenAI-compatible server as Ollama, vLLM or TEI serve one: no key
+checked, its own models at their own lengths, and a ``dimensions`` parameter refused (vLLM's answer
+for a model without Matryoshka training).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from runiq_openai import OpenAiEmbeddingClient, OpenAiEmbeddingOptions
+from runiq_openai.client import PROBE_TEXT
 from runiq_openai.plugin import open_openai_embedding
 
 
@@ -38,6 +44,7 @@ def canary() -> str:
 API_KEY = "sk-runiq-test-KEYCANARY-4f1d9e07"
 KEY_ENV = "RUNIQ_TEST_OPENAI_API_KEY"
 NATIVE = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3072, "text-embedding-ada-002": 1536}
+LOCAL_MODELS = {"nomic-embed-text": 768, "all-minilm": 384}
 
 
 @dataclass
@@ -57,6 +64,7 @@ class Recorded:
     encoding_format: str | None
     authorization: str | None
     retry_count: str | None
+    local: bool
 
 
 class FakeOpenAiServer(ScriptedFakeServer[Scripted]):
@@ -68,11 +76,26 @@ class FakeOpenAiServer(ScriptedFakeServer[Scripted]):
     def __init__(self) -> None:
         super().__init__(Scripted)
         self.requests: list[Recorded] = []
-        self.app = Starlette(routes=[Route("/v1/embeddings", self._embeddings, methods=["POST"])])
+        self.app = Starlette(
+            routes=[
+                Route("/v1/embeddings", self._embeddings, methods=["POST"]),
+                Route("/local/v1/embeddings", self._embeddings, methods=["POST"]),
+            ]
+        )
 
     @property
     def url(self) -> str:
+        """OpenAI's API, as a base_url."""
         return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def local_url(self) -> str:
+        """A local OpenAI-compatible server (no key, its own models), as a base_url."""
+        return f"http://127.0.0.1:{self.port}/local/v1"
+
+    @property
+    def probes(self) -> list[Recorded]:
+        return [r for r in self.requests if r.inputs == [PROBE_TEXT]]
 
     @property
     def sizes(self) -> list[int]:
@@ -90,6 +113,7 @@ class FakeOpenAiServer(ScriptedFakeServer[Scripted]):
     async def _embeddings(self, request: Request) -> Response:
         payload = await request.json()
         inputs = payload.get("input")
+        local = request.url.path.startswith("/local/")
         self.requests.append(
             Recorded(
                 inputs=list(inputs) if isinstance(inputs, list) else [inputs],
@@ -98,10 +122,22 @@ class FakeOpenAiServer(ScriptedFakeServer[Scripted]):
                 encoding_format=payload.get("encoding_format"),
                 authorization=request.headers.get("authorization"),
                 retry_count=request.headers.get("x-stainless-retry-count"),
+                local=local,
             )
         )
         reply = await self.next_reply()
+        if local:
+            return self._answer_locally(payload, inputs, reply)
         return self._answer(payload, inputs, request.headers.get("authorization"), reply)
+
+    def _answer_locally(self, payload: dict[str, Any], inputs: Any, reply: Scripted) -> Response:
+        if payload.get("dimensions") is not None:
+            message = f"Model does not support matryoshka representation: {inputs!r}"
+            return JSONResponse({"error": {"message": message}}, status_code=400)
+        native = LOCAL_MODELS.get(payload.get("model"))
+        if native is None:
+            return JSONResponse({"error": {"message": f"model not found, try pulling it first: {inputs!r}"}}, 404)
+        return self._answer(payload | {"dimensions": native}, inputs, f"Bearer {API_KEY}", reply)
 
     def _answer(self, payload: dict[str, Any], inputs: Any, authorization: str | None, reply: Scripted) -> Response:
         if authorization != f"Bearer {API_KEY}":

@@ -210,10 +210,10 @@ async def test_malformed_responses_raise_provider_response_error(server, open_cl
 
 
 async def test_wrong_dimension_raises_provider_response_error(server, open_client) -> None:
-    """Vectors of another length than configured are refused."""
+    """Vectors of another length than configured are refused, saying both lengths."""
     server.script(server.Scripted(dimensions=12))
     async with open_client(dimensions=8) as client:
-        with pytest.raises(ProviderResponseError, match="unexpected dimension"):
+        with pytest.raises(ProviderResponseError, match="12 dimensions where 8 are expected"):
             await client.embed(["a"], DOC)
 
 

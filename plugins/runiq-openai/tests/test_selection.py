@@ -41,7 +41,6 @@ def test_selection_options_and_display_name() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "field"),
     [
-        ({"model": "my-local-model"}, "dimensions"),
         ({"dimensions": 4096}, "dimensions"),
         ({"model": OpenAiEmbeddingModels.TEXT_EMBEDDING_ADA_002, "dimensions": 512}, "dimensions"),
         ({"base_url": "ftp://host/v1"}, "base_url"),
@@ -62,11 +61,15 @@ def test_invalid_selections_fail_naming_the_option(kwargs, field) -> None:
     assert_content_free(caught.value, "pw@")
 
 
-def test_unknown_models_work_with_explicit_dimensions() -> None:
-    """An OpenAI-compatible server's model is a plain name plus its dimension."""
+def test_unknown_models_declare_their_dimensions_or_leave_them_to_the_probe() -> None:
+    """An OpenAI-compatible server's model is a plain name; its declared length is not sent unless asked."""
     options = OpenAiEmbeddingOptions(model="nomic-embed-text", dimensions=768)
-    assert options.effective_dimensions == 768
-    assert options.request_dimensions == 768
+    assert options.declared_dimensions == 768
+    assert options.request_dimensions is None
+    assert (
+        OpenAiEmbeddingOptions(model="nomic-embed-text", dimensions=768, send_dimensions=True).request_dimensions == 768
+    )
+    assert OpenAiEmbeddingOptions(model="nomic-embed-text").declared_dimensions is None
 
 
 def _builder() -> HostBuilder:
