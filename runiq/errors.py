@@ -356,7 +356,7 @@ def field_names(error: ValidationError, *, whole: str = "options") -> str:
     return ", ".join(sorted({".".join(str(part) for part in err["loc"]) or whole for err in error.errors()}))
 
 
-def invalid_fields(what: str, *, whole: str = "options") -> Translate:
+def invalid_fields(what: str, *, whole: str = "options") -> Callable[[Exception], Exception]:
     """A ``translate`` for :func:`call_translated`: a ``ValidationError`` becomes
     ``RagConfigurationError("{what}: {fields}.")``, followed by the text of any runiq error a validator
     raised; any other exception passes through unchanged.
@@ -364,7 +364,7 @@ def invalid_fields(what: str, *, whole: str = "options") -> Translate:
     ``call_translated(lambda: Options.model_validate(values), invalid_fields("Invalid OpenAI embedding selection"))``
     """
 
-    def translate(exc: Exception) -> BaseException:
+    def translate(exc: Exception) -> Exception:
         if not isinstance(exc, ValidationError):
             return exc
         advice = [str(e) for err in exc.errors() if isinstance(e := err.get("ctx", {}).get("error"), RagError)]
