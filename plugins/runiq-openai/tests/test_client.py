@@ -17,6 +17,7 @@ from runiq.rag import (
     ProviderUnavailableError,
     RagConfigurationError,
 )
+from runiq.rag.testing.fakes import CountingSecretProvider
 
 from runiq_openai import OpenAiEmbeddingOptions
 from runiq_openai.client import plan_requests
@@ -265,22 +266,11 @@ async def test_missing_key_names_the_variable_when_the_client_opens(monkeypatch)
 
 async def test_a_custom_secret_provider_supplies_the_key(server) -> None:
     """A SecretProvider replaces the environment variable; it is asked when the client opens."""
-    from pydantic import SecretStr
-
-    class Vault:
-        asked = 0
-
-        @property
-        def source(self) -> str:
-            return "test vault"
-
-        async def get_secret(self) -> SecretStr:
-            Vault.asked += 1
-            return SecretStr(server.api_key)
-
-    options = OpenAiEmbeddingOptions(base_url=server.url, secret_provider=Vault(), dimensions=8)
-    assert Vault.asked == 0
+    vault = CountingSecretProvider(server.api_key)
+    options = OpenAiEmbeddingOptions(base_url=server.url, secret_provider=vault, dimensions=8)
+    assert vault.asked == 0
     async with open_openai_embedding(options) as client:
+        assert vault.asked == 1
         await client.embed(["a"], DOC)
-    assert Vault.asked == 1
+    assert vault.asked == 1
     assert server.requests[0].authorization == f"Bearer {server.api_key}"

@@ -8,13 +8,13 @@ from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 
 import pytest
-from pydantic import SecretStr
 from runiq.rag import (
     ProviderError,
     ProviderUnavailableError,
     RagConfigurationError,
     RerankerTimeoutError,
 )
+from runiq.rag.testing.fakes import CountingSecretProvider
 
 from runiq_rerank_http import HttpRerankerOptions, RerankBackend
 from runiq_rerank_http.plugin import open_http_reranker
@@ -217,24 +217,13 @@ async def test_a_configured_key_for_a_self_hosted_server_must_exist(monkeypatch,
 
 async def test_a_secret_provider_supplies_the_key_once(server, make_request) -> None:
     """A SecretProvider replaces the environment variable; it is asked once, on the first call."""
-
-    class Vault:
-        asked = 0
-
-        @property
-        def source(self) -> str:
-            return "test vault"
-
-        async def get_secret(self) -> SecretStr:
-            Vault.asked += 1
-            return SecretStr(server.api_key)
-
-    options = HttpRerankerOptions(backend=COHERE, base_url=server.url(COHERE), secret_provider=Vault())
+    vault = CountingSecretProvider(server.api_key)
+    options = HttpRerankerOptions(backend=COHERE, base_url=server.url(COHERE), secret_provider=vault)
     async with open_http_reranker(options) as reranker:
-        assert Vault.asked == 0
+        assert vault.asked == 0
         await reranker.rerank(make_request("q", "a", "b", "c"))
         await reranker.rerank(make_request("q", "b"))
-    assert Vault.asked == 1
+    assert vault.asked == 1
     assert [r.authorization for r in server.requests] == [f"Bearer {server.api_key}"] * 2
 
 

@@ -1,16 +1,19 @@
-"""Fakes for failure-path tests: slow, failing and canary-leaking providers."""
+"""Fakes for failure-path tests: slow, failing and canary-leaking providers, and a counting key source."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from pydantic import SecretStr
 
 from runiq.errors import ProviderUnavailableError
 from runiq.rag.documents import RagChunk, chunk_id_for
 from runiq.rag.embeddings.base import EmbeddingInputKind, FloatMatrix
 from runiq.rag.embeddings.hashing import HashingEmbedder
 
-__all__ = ["CANARY", "FailingEmbedder", "SlowEmbedder", "UnavailableEmbedder", "make_chunks"]
+__all__ = ["CANARY", "CountingSecretProvider", "FailingEmbedder", "SlowEmbedder", "UnavailableEmbedder", "make_chunks"]
 
 # Put this in documents and queries; assert it never shows up in logs, errors or payloads.
 CANARY = "CANARY-7f3a9c-SECRET-CONTENT"
@@ -33,6 +36,20 @@ def make_chunks(document_id: str, texts: Sequence[str]) -> list[RagChunk]:
         )
         offset += len(text)
     return chunks
+
+
+@dataclass
+class CountingSecretProvider:
+    """A :class:`runiq.secrets.SecretProvider` holding ``secret`` that counts how often it was ``asked``
+    (to test when a provider reads its key: on open, on first use, once)."""
+
+    secret: str | None = field(repr=False)  # str() of a provider identifies its source, never the secret
+    source: str = "test vault"
+    asked: int = field(default=0, repr=False, compare=False)
+
+    async def get_secret(self) -> SecretStr | None:
+        self.asked += 1
+        return SecretStr(self.secret) if self.secret is not None else None
 
 
 class SlowEmbedder(HashingEmbedder):
