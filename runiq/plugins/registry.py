@@ -19,6 +19,7 @@ KNOWN_DISTRIBUTIONS: Mapping[tuple[str, str], str] = {
     ("vector store", "postgresql"): "runiq-postgresql",
     ("embedding", "openai"): "runiq-openai",
     ("embedding", "sentence-transformers"): "runiq-sentence-transformers",
+    ("embedding", "ray"): "runiq-ray",
     ("reranker", "rerank-http"): "runiq-rerank-http",
     ("reranker", "sentence-transformers"): "runiq-sentence-transformers",
 }

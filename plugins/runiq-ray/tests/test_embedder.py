@@ -1,0 +1,104 @@
+"""The Ray embedder: same vectors as in process, the contract, failures as content-free runiq errors."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import numpy as np
+import pytest
+import pytest_asyncio
+from runiq.rag import (
+    EmbeddingClient,
+    EmbeddingInputKind,
+    HashingEmbedding,
+    ProviderError,
+    RagConfigurationError,
+)
+from runiq.rag.embeddings.hashing import HashingEmbedder
+from runiq.rag.testing import CANARY, EmbeddingClientContract
+from runiq.rag.testing.chains import assert_content_free
+
+from runiq_ray import RayEmbedder, RayEmbedding, open_ray_embedder
+
+# One pool of actors for the module (starting actors costs about a second each on a loaded machine).
+pytestmark = [pytest.mark.usefixtures("ray_cluster"), pytest.mark.asyncio(loop_scope="module")]
+
+
+def _selection(**overrides: object) -> RayEmbedding:
+    return RayEmbedding(embedding=HashingEmbedding(dimensions=64), workers=2, cpus_per_worker=0.5, **overrides)
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def ray_embedder(ray_cluster: None) -> AsyncIterator[RayEmbedder]:
+    async with open_ray_embedder(_selection().options()) as embedder:
+        yield embedder
+
+
+class TestRayEmbedderContract(EmbeddingClientContract):
+    @pytest.fixture
+    def client(self, ray_embedder: RayEmbedder) -> EmbeddingClient:
+        assert isinstance(ray_embedder, EmbeddingClient)
+        return ray_embedder
+
+
+async def test_vectors_and_identity_equal_the_in_process_provider(ray_embedder: RayEmbedder) -> None:
+    texts = [f"document number {i} about policy {i % 7}" for i in range(100)]
+    local = HashingEmbedder(64)
+    expected = await local.embed(texts, EmbeddingInputKind.DOCUMENT)
+    got = await ray_embedder.embed(texts, EmbeddingInputKind.DOCUMENT)
+    np.testing.assert_array_equal(got, expected)
+    # The index records the model, not the transport: turning Ray on does not re-embed.
+    assert (ray_embedder.model_name, ray_embedder.dimensions) == (local.model_name, local.dimensions)
+    assert ray_embedder.workers == 2
+
+
+async def test_concurrent_batches_spread_over_the_workers_and_keep_their_order(ray_embedder: RayEmbedder) -> None:
+    import asyncio
+
+    batches = [[f"batch {b} text {i}" for i in range(16)] for b in range(12)]
+    results = await asyncio.gather(*(ray_embedder.embed(b, EmbeddingInputKind.DOCUMENT) for b in batches))
+    local = HashingEmbedder(64)
+    for batch, result in zip(batches, results, strict=True):
+        np.testing.assert_array_equal(result, await local.embed(batch, EmbeddingInputKind.DOCUMENT))
+
+
+async def test_unknown_inner_provider_is_a_configuration_error_naming_it() -> None:
+    options = RayEmbedding(embedding=HashingEmbedding(), workers=1, cpus_per_worker=0.5).options()
+    options = options.model_copy(update={"embedding_provider": "no-such-embedder"})
+    with pytest.raises(RagConfigurationError) as caught:
+        async with open_ray_embedder(options):
+            pass
+    assert "no-such-embedder" in str(caught.value)
+    assert "not installed" in str(caught.value)
+    assert_content_free(caught.value)
+
+
+async def test_invalid_inner_options_name_the_field_not_the_value() -> None:
+    options = _selection().options().model_copy(update={"embedding_options": {"dimensions": CANARY}})
+    with pytest.raises(RagConfigurationError) as caught:
+        async with open_ray_embedder(options):
+            pass
+    assert "dimensions" in str(caught.value)
+    assert_content_free(caught.value, CANARY)
+
+
+async def test_a_worker_error_quoting_the_input_becomes_a_content_free_provider_error() -> None:
+    options = (
+        _selection()
+        .options()
+        .model_copy(
+            update={"embedding_provider": "leaky", "embedding_options": {}, "plugin_modules": ("ray_test_providers",)}
+        )
+    )
+    async with open_ray_embedder(options) as embedder:
+        with pytest.raises(ProviderError) as caught:
+            await embedder.embed([f"secret text {CANARY}"], EmbeddingInputKind.DOCUMENT)
+    assert caught.value.provider == "ray"
+    assert "RuntimeError" in str(caught.value)
+    assert_content_free(caught.value, CANARY)
+
+
+async def test_selection_validates_where_it_is_written() -> None:
+    with pytest.raises(RagConfigurationError, match="workers"):
+        RayEmbedding(embedding=HashingEmbedding(), workers=0)
+    assert "on Ray (3 workers)" in RayEmbedding(embedding=HashingEmbedding(), workers=3).display_name
