@@ -246,6 +246,7 @@ def bounced_options(pgbouncer: Bouncer, schema: str) -> PostgresStoreOptions:
 # -- A streaming standby of a private primary (read replicas) --------------------------------------
 
 REPLICATION_USER = "replicator"
+SYNCED_USER = "synced"  # its commits return once the standby has applied them
 REPLICATION_SLOT = "runiq_standby"
 CATCH_UP_SECONDS = 60.0
 
@@ -257,9 +258,14 @@ class StreamingPair:
     The primary listens on its Unix socket as every embedded server does; the standby on 127.0.0.1
     at ``standby_port``. Server processes run as the embedded server's OS user (``embedded_postgres``
     when the tests run as root).
+
+    ``synced_primary_dsn`` logs in to the primary as a role whose commits wait until the standby has
+    applied them (``synchronous_commit = remote_apply``): what it writes, the standby shows at once.
+    Other roles commit locally, so stopping the standby blocks nobody else.
     """
 
     primary_dsn: str
+    synced_primary_dsn: str
     standby_dsn: str
     standby_port: int
     standby_dir: Path
@@ -325,7 +331,9 @@ async def wait_until(dsn: str, query: str, *args: Any, seconds: float = CATCH_UP
 def _configure_primary(server: Any) -> None:
     """A replication role with an hba entry of its own, and a physical slot that keeps the standby's WAL.
 
-    ``wal_level`` is already ``replica`` (PostgreSQL's default) and ``max_wal_senders`` 10. ``fsync``
+    The standby (``application_name=standby``) is the synchronous standby for the role
+    ``SYNCED_USER`` only. ``wal_level`` is already ``replica`` (PostgreSQL's default) and
+    ``max_wal_senders`` 10. ``fsync``
     is off (the standby's copy of the configuration too): nothing here must survive a power cut, and
     checkpoints on a loaded test machine are then quick.
     """
@@ -335,6 +343,10 @@ def _configure_primary(server: Any) -> None:
         f"DO $$ BEGIN ASSERT current_setting('wal_level') IN ('replica', 'logical'); END $$;\n"
         f"CREATE ROLE {REPLICATION_USER} WITH LOGIN REPLICATION;\n"
         "ALTER SYSTEM SET fsync = off;\n"
+        "ALTER SYSTEM SET synchronous_standby_names = 'standby';\n"
+        "ALTER SYSTEM SET synchronous_commit = local;\n"
+        f"CREATE ROLE {SYNCED_USER} WITH LOGIN SUPERUSER;\n"
+        f"ALTER ROLE {SYNCED_USER} SET synchronous_commit = remote_apply;\n"
         "SELECT pg_reload_conf();\n"
     )
 
@@ -382,8 +394,11 @@ def streaming_pair() -> Iterator[StreamingPair]:
         _configure_primary(server)
         port = _free_port()
         _make_standby(server, base / "standby", port)
+        upstream = _upstream(server.get_uri())
         pair = StreamingPair(
             primary_dsn=server.get_uri(),
+            synced_primary_dsn=f"postgresql://{SYNCED_USER}@/{upstream['dbname']}?host={upstream['host']}"
+            f"&port={upstream['port']}",
             standby_dsn=f"postgresql://postgres@127.0.0.1:{port}/postgres",
             standby_port=port,
             standby_dir=base / "standby",

@@ -17,10 +17,10 @@ from typing import Any, Protocol
 import asyncpg
 import numpy as np
 import pytest
-from pydantic import ValidationError
+from pydantic import SecretStr, ValidationError
 
 from runiq.rag import IndexSpec, StoredDocument, parse_lexical_query
-from runiq.rag.testing import make_chunks
+from runiq.rag.testing import LexicalSearchContract, VectorStoreContract, make_chunks
 from runiq_postgresql import PostgresStoreOptions, PostgresVectorStore, read_from_primary
 from runiq_postgresql.health import ReplicaHealth, ReplicaReason, replica_lag
 
@@ -33,6 +33,7 @@ class StreamingPair(Protocol):
     """The ``streaming_pair`` fixture (conftest modules are not importable by name)."""
 
     primary_dsn: str
+    synced_primary_dsn: str
     standby_dsn: str
 
     def stop_standby(self, mode: str = "fast") -> None: ...
@@ -65,6 +66,13 @@ def options(streaming_pair: StreamingPair, schema: str) -> PostgresStoreOptions:
         replica_max_lag_seconds=60,
         replica_check_interval_seconds=NEVER,
     )
+
+
+@pytest.fixture
+async def synced_options(streaming_pair: StreamingPair, options: PostgresStoreOptions) -> PostgresStoreOptions:
+    """Writes as the role whose commits wait for the standby to apply them: reads on it see every write."""
+    await streaming_pair.wait_caught_up()  # the standby is up: a synced commit would wait for it forever
+    return options.model_copy(update={"dsn": SecretStr(streaming_pair.synced_primary_dsn)})
 
 
 @asynccontextmanager
@@ -225,6 +233,23 @@ async def test_a_replica_down_at_start_is_skipped_until_it_returns(
             streaming_pair.start_standby()
 
 
+async def test_another_replica_serves_while_one_is_down(
+    streaming_pair: StreamingPair, options: PostgresStoreOptions
+) -> None:
+    """Of two replicas, the one that refuses connections is skipped and the other serves every read."""
+    dead = "postgresql://postgres@127.0.0.1:1/postgres"  # port 1: connection refused
+    two = options.model_copy(update={"read_dsns": (SecretStr(dead), SecretStr(streaming_pair.standby_dsn))})
+    async with opened(two) as store:
+        await write(store, "a", "alpha")
+        await streaming_pair.wait_caught_up()
+        down, up = await store.replica_health()
+        assert (down.name, down.reachable, down.reason) == ("read_dsns[0]", False, ReplicaReason.UNREACHABLE)
+        assert (up.name, up.in_use) == ("read_dsns[1]", True)
+        for _ in range(4):  # round robin over the replicas in use: always the live one
+            assert await reads_on_standby(store)
+        assert await vector_ids(store) == {"a"}
+
+
 async def test_a_replica_killed_mid_query_is_retried_on_the_primary(
     streaming_pair: StreamingPair, options: PostgresStoreOptions, schema: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -322,3 +347,32 @@ async def _standby_up(pair: StreamingPair) -> bool:
         return False
     await conn.close()
     return True
+
+
+# -- the store contracts, every read on the standby -------------------------------------------------
+
+
+@asynccontextmanager
+async def replica_reading(options: PostgresStoreOptions) -> AsyncIterator[PostgresVectorStore]:
+    async with PostgresVectorStore(options) as store:
+        assert store.read_router.report()[0].in_use
+        yield store
+        assert store.read_router.report()[0].in_use  # no read fell back to the primary
+
+
+class TestReplicaStoreHnsw(VectorStoreContract):
+    """Vector contract, HNSW path (``SET LOCAL`` in a transaction on the standby), reads on the standby."""
+
+    @pytest.fixture
+    async def store(self, synced_options: PostgresStoreOptions) -> AsyncIterator[PostgresVectorStore]:
+        async with replica_reading(synced_options.model_copy(update={"ann_min_rows": 0})) as store:
+            yield store
+
+
+class TestReplicaLexical(LexicalSearchContract):
+    """Lexical contract (BM25 in a repeatable-read read-only transaction, phrases, substrings) on the standby."""
+
+    @pytest.fixture
+    async def store(self, synced_options: PostgresStoreOptions) -> AsyncIterator[PostgresVectorStore]:
+        async with replica_reading(synced_options) as store:
+            yield store
