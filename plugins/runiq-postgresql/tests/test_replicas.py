@@ -37,6 +37,8 @@ class StreamingPair(Protocol):
     standby_dsn: str
 
     def stop_standby(self, mode: str = "fast") -> None: ...
+    def stop_primary(self) -> None: ...
+    def start_primary(self) -> None: ...
     def start_standby(self) -> None: ...
     async def wait_caught_up(self) -> None: ...
     async def wait_on_standby(self, query: str, *args: Any) -> None: ...
@@ -248,6 +250,26 @@ async def test_another_replica_serves_while_one_is_down(
         for _ in range(4):  # round robin over the replicas in use: always the live one
             assert await reads_on_standby(store)
         assert await vector_ids(store) == {"a"}
+
+
+async def test_searches_go_on_while_the_primary_is_down(
+    streaming_pair: StreamingPair, options: PostgresStoreOptions
+) -> None:
+    """Primary stopped: the probe measures the replica against the WAL it received (all replayed: lag 0),
+    so searches and counts of an index the store has met keep answering from the replica."""
+    async with opened(options) as store:
+        await write(store, "a", "alpha")
+        assert (await fresh_replica(store, streaming_pair)).in_use
+        streaming_pair.stop_primary()
+        try:
+            (health,) = await store.replica_health()
+            assert (health.in_use, health.lag_seconds) == (True, 0.0)
+            assert await vector_ids(store) == {"a"}
+            assert await lexical_ids(store, "alpha") == {"a"}
+            assert await store.count(INDEX) == 1
+        finally:
+            streaming_pair.start_primary()
+        await streaming_pair.wait_caught_up()
 
 
 async def test_a_replica_killed_mid_query_is_retried_on_the_primary(
