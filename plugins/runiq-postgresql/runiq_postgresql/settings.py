@@ -20,6 +20,8 @@ from runiq.settings import resolve_configured_path
 __all__ = [
     "DEFAULT_DATA_DIR",
     "DEFAULT_HNSW_EF_SEARCH",
+    "DEFAULT_REPLICA_CHECK_INTERVAL_SECONDS",
+    "DEFAULT_REPLICA_MAX_LAG_SECONDS",
     "DEFAULT_SCHEMA",
     "DEFAULT_STATEMENT_CACHE_SIZE",
     "IDENTIFIER_PATTERN",
@@ -31,6 +33,8 @@ DEFAULT_DATA_DIR = Path(".runiq/postgres")
 DEFAULT_SCHEMA = "runiq"
 DEFAULT_HNSW_EF_SEARCH = 160
 DEFAULT_STATEMENT_CACHE_SIZE = 100  # asyncpg's own default
+DEFAULT_REPLICA_MAX_LAG_SECONDS = 10.0
+DEFAULT_REPLICA_CHECK_INTERVAL_SECONDS = 2.0
 # Letters, digits and underscores, starting with a letter or underscore, at most 63 bytes (NAMEDATALEN - 1).
 IDENTIFIER_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 
@@ -59,6 +63,12 @@ class PostgresStoreOptions(BaseModel):
     when the DSN points at PgBouncer in transaction mode before 1.21 (or with
     ``max_prepared_statements = 0``), where a named statement prepared by one client lands on a
     server connection that other clients share.
+
+    ``read_dsns``: streaming replicas of the ``dsn`` server (hot standbys). Searches and chunk counts
+    go to one of them, writes and everything ingestion reads go to ``dsn`` (see ``replicas``). A
+    replica is skipped while it is unreachable, is not in recovery, or lags by more than
+    ``replica_max_lag_seconds``; each replica is probed every ``replica_check_interval_seconds``.
+    Secret like ``dsn``: replicas are named ``read_dsns[i]`` in reports and logs.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
@@ -71,6 +81,9 @@ class PostgresStoreOptions(BaseModel):
     connect_timeout: float = Field(default=10.0, gt=0, le=600)
     command_timeout: float | None = Field(default=60.0, gt=0)
     statement_cache_size: int = Field(default=DEFAULT_STATEMENT_CACHE_SIZE, ge=0, le=10_000)
+    read_dsns: tuple[SecretStr, ...] = Field(default=(), max_length=16)
+    replica_max_lag_seconds: float = Field(default=DEFAULT_REPLICA_MAX_LAG_SECONDS, gt=0, le=86_400)
+    replica_check_interval_seconds: float = Field(default=DEFAULT_REPLICA_CHECK_INTERVAL_SECONDS, gt=0, le=3600)
     create_extensions: bool = True
     hnsw_m: int = Field(default=16, ge=2, le=100)
     hnsw_ef_construction: int = Field(default=64, ge=4, le=1000)
@@ -99,10 +112,31 @@ class PostgresStoreOptions(BaseModel):
             raise ValueError("must not be blank; omit it to use the embedded server")
         return value
 
+    @field_validator("read_dsns")
+    @classmethod
+    def _read_dsns(cls, value: tuple[SecretStr, ...]) -> tuple[SecretStr, ...]:
+        dsns = [dsn.get_secret_value().strip() for dsn in value]
+        if not all(dsns):
+            raise ValueError("must not hold a blank DSN")
+        if len(set(dsns)) != len(dsns):
+            raise ValueError("must not name a replica twice")
+        return value
+
     @model_validator(mode="after")
     def _pool(self) -> PostgresStoreOptions:
         if self.pool_min_size > self.pool_max_size:
             raise ValueError("pool_min_size must not exceed pool_max_size")
+        return self
+
+    @model_validator(mode="after")
+    def _replicas(self) -> PostgresStoreOptions:
+        if not self.read_dsns:
+            return self
+        if self.dsn is None:
+            raise ValueError("read_dsns needs dsn: replicas replicate a server the store connects to")
+        primary = self.dsn.get_secret_value().strip()
+        if any(dsn.get_secret_value().strip() == primary for dsn in self.read_dsns):
+            raise ValueError("read_dsns must not name the primary (dsn)")
         return self
 
     @field_validator("stemmer")

