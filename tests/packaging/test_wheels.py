@@ -49,7 +49,7 @@ def core_version(check_wheels: ModuleType) -> str:
 def test_every_distribution_builds_one_wheel(check_wheels: ModuleType, wheels: dict[str, Path]) -> None:
     names = [canonicalize_name(check_wheels.pyproject(p)["project"]["name"]) for p in check_wheels.projects()]
     assert sorted(wheels) == sorted(names)
-    assert len(names) == 8 and "runiq" in names
+    assert len(names) == 9 and "runiq" in names
 
 
 def test_every_wheel_ships_license_classifiers_author_and_core_bounds(
