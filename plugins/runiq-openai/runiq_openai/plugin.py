@@ -1,16 +1,24 @@
-"""The ``runiq`` entry point: registers the ``openai`` embedding provider."""
+"""The ``runiq`` entry point: registers the ``openai`` embedding provider.
+
+Importing this module is cheap: the openai SDK (about 1.7 s to import) loads when a host first opens
+the provider, so hosts and commands that never use it do not pay for it.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import importlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
 
-import openai
 from runiq.rag import ProviderRegistry, RagConfigurationError, hookimpl
 
-from runiq_openai.client import OpenAiEmbeddingClient
 from runiq_openai.options import OpenAiEmbeddingOptions
 from runiq_openai.selection import PROVIDER_NAME
+
+if TYPE_CHECKING:
+    from runiq_openai.client import OpenAiEmbeddingClient
 
 __all__ = ["open_openai_embedding", "runiq_register_providers"]
 
@@ -26,6 +34,12 @@ async def open_openai_embedding(options: OpenAiEmbeddingOptions) -> AsyncIterato
     secret = await source.get_secret()
     if secret is None:
         raise RagConfigurationError(f"OpenAI embeddings need an API key; none is set in the {source.source}.")
+    # The SDK's import is seconds of CPU: off the event loop, once per process.
+    await asyncio.to_thread(importlib.import_module, "runiq_openai.client")
+    import openai
+
+    from runiq_openai.client import OpenAiEmbeddingClient
+
     client = openai.AsyncOpenAI(
         api_key=secret.get_secret_value(),
         base_url=options.base_url,
