@@ -4,10 +4,11 @@
 
 Each command runs ``--repeats`` times as a fresh subprocess (``python -m runiq.cli ...``, the same code as
 the ``runiq`` script) after one untimed warm-up run that fills the bytecode caches; reported are the
-median, the fastest and the slowest wall time per command, and the load average (the figures are noisy
-on a shared machine). ``status`` opens no store, so it measures imports, plugin loading and host
-building. A per-module breakdown of one command:
-``python -X importtime -m runiq.cli status -c CONFIG 2> imports.txt``.
+median, the fastest and the slowest wall time per command, the median above the floor (``python -c pass``
+measured the same way: the interpreter's own start-up), and the load average (the figures are noisy on a
+shared machine). The commands run in turn within each repeat, so a burst of load hits all of them.
+``status`` opens no store, so it measures imports, plugin loading and host building. A per-module
+breakdown of one command: ``python -X importtime -m runiq.cli status -c CONFIG 2> imports.txt``.
 """
 
 from __future__ import annotations
@@ -27,19 +28,28 @@ DEFAULT_CONFIG = ROOT / "examples" / "corporate-documents" / "runiq.toml"
 
 def _wall_time(arguments: list[str]) -> float:
     started = time.perf_counter()
-    completed = subprocess.run(  # our own interpreter running our own CLI
-        [sys.executable, "-m", "runiq.cli", *arguments], capture_output=True, check=False, cwd=ROOT
+    completed = subprocess.run(  # our own interpreter running our own CLI (or nothing, for the floor)
+        [sys.executable, *arguments], capture_output=True, check=False, cwd=ROOT
     )
     elapsed = time.perf_counter() - started
     if completed.returncode != 0:
-        raise SystemExit(f"runiq {' '.join(arguments)} exited {completed.returncode}:\n{completed.stderr.decode()}")
+        raise SystemExit(f"python {' '.join(arguments)} exited {completed.returncode}:\n{completed.stderr.decode()}")
     return elapsed
 
 
-def measure(arguments: list[str], repeats: int) -> dict[str, float]:
-    _wall_time(arguments)  # warm-up: bytecode caches, page cache
-    times = [_wall_time(arguments) for _ in range(repeats)]
-    return {"median_s": statistics.median(times), "min_s": min(times), "max_s": max(times)}
+def measure(commands: dict[str, list[str]], repeats: int) -> dict[str, dict[str, float]]:
+    """Wall times per command: one untimed warm-up each (bytecode and page caches), then ``repeats``
+    rounds in which every command runs once."""
+    for arguments in commands.values():
+        _wall_time(arguments)
+    times: dict[str, list[float]] = {label: [] for label in commands}
+    for _ in range(repeats):
+        for label, arguments in commands.items():
+            times[label].append(_wall_time(arguments))
+    return {
+        label: {"median_s": statistics.median(values), "min_s": min(values), "max_s": max(values)}
+        for label, values in times.items()
+    }
 
 
 def main() -> None:
@@ -48,14 +58,24 @@ def main() -> None:
     parser.add_argument("--config", type=Path, default=DEFAULT_CONFIG)
     parser.add_argument("--json", type=Path, default=None, help="also write the figures to this file")
     options = parser.parse_args()
-    commands = {"runiq --help": ["--help"], "runiq status": ["status", "-c", str(options.config)]}
+    commands = {
+        "python -c pass": ["-c", "pass"],
+        "runiq --help": ["-m", "runiq.cli", "--help"],
+        "runiq status": ["-m", "runiq.cli", "status", "-c", str(options.config)],
+    }
     report: dict[str, object] = {"load_average": os.getloadavg(), "repeats": options.repeats}
-    print(f"load average {report['load_average']}, {options.repeats} runs each")
-    for label, arguments in commands.items():
-        figures = measure(arguments, options.repeats)
-        report[label] = figures
-        low, high = figures["min_s"], figures["max_s"]
-        print(f"{label:14} median {figures['median_s']:.2f} s  (min {low:.2f}, max {high:.2f})")
+    print(f"load average at start {report['load_average']}, {options.repeats} runs each")
+    figures = measure(commands, options.repeats)
+    floor = figures["python -c pass"]["median_s"]
+    for label, values in figures.items():
+        values["above_floor_s"] = values["median_s"] - floor
+        report[label] = values
+        low, high = values["min_s"], values["max_s"]
+        print(
+            f"{label:15} median {values['median_s']:.2f} s  (min {low:.2f}, max {high:.2f}; "
+            f"{values['above_floor_s']:+.2f} s above the floor)"
+        )
+    report["load_average_at_end"] = os.getloadavg()
     if options.json is not None:
         options.json.write_text(json.dumps(report, indent=2), encoding="utf-8")
 
