@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from runiq.cli.hosting import cli_host
-from runiq.hosting import HostState
+from runiq.hosting import Host, HostState
 from runiq.rag import IndexRuntime, RagIngestionManager, RagIngestionState
 
 
@@ -32,8 +32,13 @@ async def test_a_command_stops_the_host_and_its_providers_close(on_startup_confi
 
 
 async def test_a_command_that_fails_still_stops_the_host(config: Path) -> None:
-    with pytest.raises(KeyError):
+    hosts: list[Host] = []
+
+    async def failing_command() -> None:
         async with cli_host(config) as host:
-            host.services.get(IndexRuntime)
+            hosts.append(host)
             raise KeyError("the command failed")
-    assert host.state is HostState.STOPPED
+
+    with pytest.raises(KeyError):
+        await failing_command()
+    assert hosts[0].state is HostState.STOPPED
