@@ -1,13 +1,18 @@
 """CLI start-up benchmark: wall time of ``runiq --help`` and ``runiq status -c CONFIG``.
 
-    python benchmarks/cli_startup.py [--repeats 9] [--config examples/corporate-documents/runiq.toml] [--json FILE]
+    python benchmarks/cli_startup.py [--repeats 9] [--config examples/corporate-documents/runiq.toml]
+        [--disable NAME[,NAME...]] [--json FILE]
 
 Each command runs ``--repeats`` times as a fresh subprocess (``python -m runiq.cli ...``, the same code as
 the ``runiq`` script) after one untimed warm-up run that fills the bytecode caches; reported are the
-median, the fastest and the slowest wall time per command, and the load average (the figures are noisy
-on a shared machine). ``status`` opens no store, so it measures imports, plugin loading and host
-building. A per-module breakdown of one command:
-``python -X importtime -m runiq.cli status -c CONFIG 2> imports.txt``.
+median, the fastest and the slowest wall time per command, the median above the floor (``python -c pass``
+measured the same way: the interpreter's own start-up), the median CPU time (user + system; less
+sensitive than wall time to other processes), and the load average (wall times are noisy on a shared
+machine). The commands run in turn within each repeat, so a burst of load hits all of them.
+``status`` opens no store, so it measures imports, plugin loading and host building. A per-module
+breakdown of one command: ``python -X importtime -m runiq.cli status -c CONFIG 2> imports.txt``.
+``--disable`` blocks installed plugins by entry-point name (``RUNIQ_DISABLED_PLUGINS``) for every run,
+which shows what loading each one costs ``status``.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -25,37 +31,73 @@ ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CONFIG = ROOT / "examples" / "corporate-documents" / "runiq.toml"
 
 
-def _wall_time(arguments: list[str]) -> float:
-    started = time.perf_counter()
-    completed = subprocess.run(  # our own interpreter running our own CLI
-        [sys.executable, "-m", "runiq.cli", *arguments], capture_output=True, check=False, cwd=ROOT
+def _cpu_of_children() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _run(arguments: list[str], environment: dict[str, str]) -> tuple[float, float]:
+    """Wall time and CPU time (user + system) of one run."""
+    cpu, started = _cpu_of_children(), time.perf_counter()
+    completed = subprocess.run(  # our own interpreter running our own CLI (or nothing, for the floor)
+        [sys.executable, *arguments], capture_output=True, check=False, cwd=ROOT, env=environment
     )
-    elapsed = time.perf_counter() - started
+    elapsed, cpu = time.perf_counter() - started, _cpu_of_children() - cpu
     if completed.returncode != 0:
-        raise SystemExit(f"runiq {' '.join(arguments)} exited {completed.returncode}:\n{completed.stderr.decode()}")
-    return elapsed
+        raise SystemExit(f"python {' '.join(arguments)} exited {completed.returncode}:\n{completed.stderr.decode()}")
+    return elapsed, cpu
 
 
-def measure(arguments: list[str], repeats: int) -> dict[str, float]:
-    _wall_time(arguments)  # warm-up: bytecode caches, page cache
-    times = [_wall_time(arguments) for _ in range(repeats)]
-    return {"median_s": statistics.median(times), "min_s": min(times), "max_s": max(times)}
+def measure(commands: dict[str, list[str]], repeats: int, disabled: list[str]) -> dict[str, dict[str, float]]:
+    """Wall times per command: one untimed warm-up each (bytecode and page caches), then ``repeats``
+    rounds in which every command runs once."""
+    environment = {k: v for k, v in os.environ.items() if not k.upper().startswith("RUNIQ_")}
+    if disabled:
+        environment["RUNIQ_DISABLED_PLUGINS"] = json.dumps(disabled)
+    for arguments in commands.values():
+        _run(arguments, environment)
+    runs: dict[str, list[tuple[float, float]]] = {label: [] for label in commands}
+    for _ in range(repeats):
+        for label, arguments in commands.items():
+            runs[label].append(_run(arguments, environment))
+    figures = {}
+    for label, values in runs.items():
+        walls = [wall for wall, _ in values]
+        figures[label] = {
+            "median_s": statistics.median(walls),
+            "min_s": min(walls),
+            "max_s": max(walls),
+            "median_cpu_s": statistics.median(cpu for _, cpu in values),
+        }
+    return figures
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=9)
     parser.add_argument("--config", type=Path, default=DEFAULT_CONFIG)
+    parser.add_argument("--disable", default="", help="comma-separated plugin entry-point names to block")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures to this file")
     options = parser.parse_args()
-    commands = {"runiq --help": ["--help"], "runiq status": ["status", "-c", str(options.config)]}
-    report: dict[str, object] = {"load_average": os.getloadavg(), "repeats": options.repeats}
-    print(f"load average {report['load_average']}, {options.repeats} runs each")
-    for label, arguments in commands.items():
-        figures = measure(arguments, options.repeats)
-        report[label] = figures
-        low, high = figures["min_s"], figures["max_s"]
-        print(f"{label:14} median {figures['median_s']:.2f} s  (min {low:.2f}, max {high:.2f})")
+    disabled = [name for name in options.disable.split(",") if name]
+    commands = {
+        "python -c pass": ["-c", "pass"],
+        "runiq --help": ["-m", "runiq.cli", "--help"],
+        "runiq status": ["-m", "runiq.cli", "status", "-c", str(options.config)],
+    }
+    report: dict[str, object] = {"load_average": os.getloadavg(), "repeats": options.repeats, "disabled": disabled}
+    print(f"load average at start {report['load_average']}, {options.repeats} runs each, disabled {disabled}")
+    figures = measure(commands, options.repeats, disabled)
+    floor = figures["python -c pass"]["median_s"]
+    for label, values in figures.items():
+        values["above_floor_s"] = values["median_s"] - floor
+        report[label] = values
+        low, high = values["min_s"], values["max_s"]
+        print(
+            f"{label:15} median {values['median_s']:.2f} s  (min {low:.2f}, max {high:.2f}; "
+            f"{values['above_floor_s']:+.2f} s above the floor)  CPU {values['median_cpu_s']:.2f} s"
+        )
+    report["load_average_at_end"] = os.getloadavg()
     if options.json is not None:
         options.json.write_text(json.dumps(report, indent=2), encoding="utf-8")
 

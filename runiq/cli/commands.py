@@ -4,13 +4,12 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from pathlib import Path
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from runiq.cli.hosting import build_host, cli_host
+from runiq.cli.hosting import cli_host
 from runiq.cli.output import IndexStatusOutput, IngestOutput, QueryOutput, StatusOutput
 from runiq.cli.render import plain
 from runiq.hosting import Host
@@ -23,7 +22,7 @@ from runiq.rag import (
     VectorIndexNotFoundError,
 )
 
-__all__ = ["ingest", "query", "serve", "status"]
+__all__ = ["ingest", "query", "status"]
 
 
 async def ingest(config: Path, only: str | None, progress: Console) -> IngestOutput:
@@ -90,16 +89,3 @@ async def status(config: Path) -> StatusOutput:
                 for definition in host.services.get(IndexRegistry)
             ]
         )
-
-
-async def serve(config: Path, bind: str, port: int, announce: Callable[[str], None]) -> None:
-    """Run the host with its strategies and the dashboard; ``announce`` gets the page URL once it listens."""
-    from runiq_dashboard import DashboardServer  # type: ignore[import-not-found, unused-ignore]
-
-    server = DashboardServer(build_host(config), host=bind, port=port, log_level="info")
-    started = asyncio.ensure_future(server.started.wait())
-    started.add_done_callback(lambda task: None if task.cancelled() else announce(server.url))
-    try:
-        await server.run()
-    finally:
-        started.cancel()

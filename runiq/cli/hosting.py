@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from runiq.errors import field_names
 from runiq.hosting import Host, HostBuilder
 from runiq.logging import configure_logging
-from runiq.rag import IndexRuntime, RagError, RagIngestionManager, add_runiq_rag
+from runiq.rag import RagError, add_runiq_rag
 from runiq.settings import RuniqSettings
 
 __all__ = ["build_host", "cli_host", "load_settings"]
@@ -48,13 +48,13 @@ def build_host(config: Path) -> Host:
 
 @asynccontextmanager
 async def cli_host(config: Path) -> AsyncIterator[Host]:
-    """A built but not started host: CLI commands act explicitly, so no automatic strategy fires.
+    """A built but not started host: CLI commands act explicitly, so no ingestion strategy fires.
 
-    Providers still open lazily on first use and are closed on exit.
+    Providers open on first use; stopping the host on exit cancels the runs a command started and
+    closes what was opened.
     """
     host = build_host(config)
     try:
         yield host
     finally:
-        await host.services.get(RagIngestionManager).aclose()
-        await host.services.get(IndexRuntime).aclose()
+        await host.stop()

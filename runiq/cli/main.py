@@ -1,51 +1,29 @@
-"""``runiq``: ingest, query, inspect and serve RAG indexes declared in a ``runiq.toml``.
+"""``runiq``: ingest, query and inspect the RAG indexes declared in a ``runiq.toml``; plugins add more
+(the dashboard adds ``runiq serve``) through ``runiq_register_cli_commands``.
 
 This module parses arguments only: it imports typer, rich and the standard library, and each command
 imports what it needs when it runs, so ``runiq --help`` loads neither the RAG core (numpy, pydantic
-models, the dependency container) nor any plugin. Documents go to stdout (a table, or one JSON document
-with ``--json``); progress, warnings, errors and structured logs go to stderr.
+models, the dependency container) nor a provider plugin. Documents go to stdout (a table, or one JSON
+document with ``--json``); progress, warnings, errors and structured logs go to stderr.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import signal
-import sys
-from collections.abc import Coroutine, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 
 from runiq import __version__
+from runiq.cli.extensions import PluginCommandGroup
+from runiq.cli.toolkit import ConfigOption, JsonOption, console, err, print_json, reported_errors, run_command
 
 if TYPE_CHECKING:
-    from pydantic import BaseModel
-
     from runiq.rag import MetadataValue, RagQuery
 
-__all__ = ["app"]
-
-T = TypeVar("T")
-
-app = typer.Typer(
-    name="runiq",
-    help="Retrieval-augmented generation indexes: ingest documents, query them, inspect and serve them.",
-    no_args_is_help=True,
-    add_completion=False,
-)
-console = Console()
-err = Console(stderr=True)
-
-ConfigOption = Annotated[
-    Path, typer.Option("--config", "-c", envvar="RUNIQ_CONFIG", help="The runiq.toml that declares the indexes.")
-]
-JsonOption = Annotated[
-    bool, typer.Option("--json", help="Print one JSON document (see docs/reference/cli.md) instead of a table.")
-]
+__all__ = ["app", "create_app"]
 
 
 def _version(value: bool) -> None:
@@ -54,7 +32,6 @@ def _version(value: bool) -> None:
         raise typer.Exit
 
 
-@app.callback()
 def main(
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit.")
@@ -63,38 +40,6 @@ def main(
     """runiq command line."""
 
 
-@contextmanager
-def _reported_errors() -> Iterator[None]:
-    """A runiq error is one line on stderr and exit status 1; its message is a fixed description."""
-    from runiq.errors import RagError
-
-    try:
-        yield
-    except RagError as exc:
-        err.print(f"error: {exc}", style="red", markup=False, highlight=False)
-        raise typer.Exit(1) from None
-
-
-def _run(coro: Coroutine[Any, Any, T]) -> T:
-    """Run a command; Ctrl-C or SIGTERM stops it cleanly (stores closed, an embedded server stopped
-    when this was its last user) and exits with 128 + the signal number."""
-    from runiq.hosting import Interrupted, run_until_signalled
-
-    try:
-        with _reported_errors():
-            return run_until_signalled(coro)
-    except Interrupted as exc:
-        err.print(f"[yellow]stopped ({signal.Signals(exc.signum).name})[/yellow]")
-        raise typer.Exit(exc.exit_code) from None
-
-
-def _print_json(document: BaseModel) -> None:
-    """Exactly one JSON document on stdout, written directly (Rich would wrap and colour it)."""
-    sys.stdout.write(document.model_dump_json(indent=2) + "\n")
-    sys.stdout.flush()
-
-
-@app.command()
 def ingest(
     index: Annotated[str | None, typer.Argument(help="Index to ingest (default: every index).")] = None,
     config: ConfigOption = Path("runiq.toml"),
@@ -106,9 +51,9 @@ def ingest(
     from runiq.cli import commands
     from runiq.cli.render import ingest_report
 
-    report = _run(commands.ingest(config, index, progress=err))
+    report = run_command(commands.ingest(config, index, progress=err))
     if as_json:
-        _print_json(report)
+        print_json(report)
     else:
         console.print(ingest_report(report))
     if not report.completed:
@@ -145,7 +90,6 @@ def _request(index: str, text: str, mode: str | None, top_k: int, filters: list[
         raise typer.BadParameter(str(exc)) from None
 
 
-@app.command()
 def query(
     index: Annotated[str, typer.Argument(help="Index to query.")],
     text: Annotated[str, typer.Argument(help="Query text; wrap words in double quotes for an exact phrase.")],
@@ -180,54 +124,44 @@ def query(
     if server is not None:
         from runiq.cli.remote import query_server
 
-        with _reported_errors():
+        with reported_errors():
             result = query_server(server, request, api_key=api_key)
     else:
         from runiq.cli import commands
 
-        result = _run(commands.query(config, request, progress=err))
+        result = run_command(commands.query(config, request, progress=err))
     if as_json:
-        _print_json(result)
+        print_json(result)
     else:
         console.print(hits_table(result))
 
 
-@app.command()
 def status(config: ConfigOption = Path("runiq.toml"), as_json: JsonOption = False) -> None:
     """Show the declared indexes, their strategies and stores."""
     from runiq.cli import commands
     from runiq.cli.render import status_table
 
-    report = _run(commands.status(config))
+    report = run_command(commands.status(config))
     if as_json:
-        _print_json(report)
+        print_json(report)
     else:
         console.print(status_table(report))
 
 
-@app.command()
-def serve(
-    ctx: typer.Context,
-    config_argument: Annotated[
-        Path | None,
-        typer.Argument(metavar="CONFIG", help="The runiq.toml to serve (same as -c).", show_default=False),
-    ] = None,
-    config: ConfigOption = Path("runiq.toml"),
-    host: Annotated[str, typer.Option(help="Interface to bind (loopback by default).")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(min=0, max=65535, help="Port for the dashboard (0: any free port).")] = 8710,
-) -> None:
-    """Run the host with its ingestion strategies and the embedded dashboard (needs runiq-dashboard);
-    prints the page URL once it listens."""
-    source = ctx.get_parameter_source("config")
-    if config_argument is not None and getattr(source, "name", None) == "COMMANDLINE":
-        raise typer.BadParameter("CONFIG or --config, not both")
-    if importlib.util.find_spec("runiq_dashboard") is None:
-        err.print("[red]error:[/red] the dashboard is not installed; pip install runiq-dashboard")
-        raise typer.Exit(1) from None
-    from runiq.cli import commands
+def create_app(*, plugins: Iterable[object] = (), load_entry_points: bool = True) -> typer.Typer:
+    """The ``runiq`` command line: runiq's commands, and the commands of ``plugins`` and (with
+    ``load_entry_points``) of the installed ``runiq.cli`` plugins, loaded when first needed."""
+    cli = typer.Typer(
+        name="runiq",
+        help="Retrieval-augmented generation indexes: ingest documents, query them, inspect and serve them.",
+        no_args_is_help=True,
+        add_completion=False,
+        cls=PluginCommandGroup.using(plugins=plugins, load_entry_points=load_entry_points),
+    )
+    cli.callback()(main)
+    for command in (ingest, query, status):
+        cli.command()(command)
+    return cli
 
-    def announce(url: str) -> None:
-        console.print(f"runiq dashboard: {url}", markup=False, highlight=False, soft_wrap=True)
-        console.file.flush()
 
-    _run(commands.serve(config_argument or config, host, port, announce))
+app = create_app()

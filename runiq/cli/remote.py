@@ -60,9 +60,7 @@ def _body(request: RagQuery) -> bytes:
     return json.dumps(payload).encode("utf-8")
 
 
-def query_server(
-    server: str, request: RagQuery, *, api_key: str | None = None, timeout: float = 60.0
-) -> QueryOutput:
+def query_server(server: str, request: RagQuery, *, api_key: str | None = None, timeout: float = 60.0) -> QueryOutput:
     """Send ``request`` (already validated by :class:`RagQuery`) to ``server`` and parse the answer."""
     headers = {"Content-Type": "application/json", "Accept": "application/json", "User-Agent": "runiq-cli"}
     if api_key:

@@ -1,4 +1,9 @@
-"""The host: services plus a lifecycle that participants (ingestion strategies, a dashboard) join."""
+"""The host: services plus a lifecycle that participants (ingestion strategies, a dashboard) join.
+
+Stopping a host stops its started participants (newest first), then closes the services it created
+(:meth:`ServiceProvider.aclose`). A host that was never started can be stopped too: a command-line
+tool uses services without running participants, and stopping closes what it opened.
+"""
 
 from __future__ import annotations
 
@@ -7,22 +12,21 @@ from enum import StrEnum
 from types import TracebackType
 from typing import Protocol, runtime_checkable
 
-import structlog
-
 from runiq.hosting.services import ServiceProvider
+from runiq.logging import get_logger
 
 __all__ = ["Host", "HostState", "LifecycleParticipant", "ServiceProvider"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 class HostState(StrEnum):
-    CREATED = "created"  # built; nothing has run, no participant exists yet
+    CREATED = "created"  # built; no participant exists yet (services may be in use without starting)
     STARTING = "starting"  # participants are starting in registration order
     RUNNING = "running"  # every participant started; services are usable
     STOPPING = "stopping"  # participants are stopping in reverse order
-    STOPPED = "stopped"  # stopped cleanly; a host cannot be restarted
-    FAILED = "failed"  # start failed; started participants were stopped again
+    STOPPED = "stopped"  # participants stopped, services closed; a host cannot be restarted
+    FAILED = "failed"  # start failed; started participants were stopped again and services closed
 
 
 @runtime_checkable
@@ -57,19 +61,24 @@ class Host:
                 self._started.append(participant)
         except BaseException:
             await self._stop_started()
+            await self.services.aclose()
             self.state = HostState.FAILED
             raise
         self.state = HostState.RUNNING
         log.info("host.started", participants=len(self._started))
 
     async def stop(self) -> None:
-        if self.state in (HostState.STOPPED, HostState.FAILED, HostState.CREATED):
-            self.state = HostState.STOPPED if self.state is HostState.CREATED else self.state
+        """Stop the started participants, then close the created services. Idempotent; a host that was
+        never started only closes its services (and can no longer be started)."""
+        if self.state in (HostState.STOPPED, HostState.FAILED):
             return
+        started = self.state is not HostState.CREATED
         self.state = HostState.STOPPING
         await self._stop_started()
+        await self.services.aclose()
         self.state = HostState.STOPPED
-        log.info("host.stopped")
+        if started:
+            log.info("host.stopped")
 
     async def _stop_started(self) -> None:
         while self._started:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
+    from runiq.cli.extensions import CommandRegistry
     from runiq.hosting.builder import HostBuilder
     from runiq.plugins.registry import ProviderRegistry
     from runiq.rag.loaders.registry import LoaderRegistry
@@ -20,6 +21,7 @@ __all__ = [
     "hookimpl",
     "hookspec",
     "runiq_configure_host",
+    "runiq_register_cli_commands",
     "runiq_register_loaders",
     "runiq_register_providers",
 ]
@@ -53,4 +55,15 @@ def runiq_register_loaders(registry: LoaderRegistry) -> None:
 
     Called once per :class:`~runiq.hosting.HostBuilder`, after ``runiq_register_providers``, the built-ins
     first. Must not do I/O; register loader objects, which must be picklable (they run in worker processes).
+    """
+
+
+@hookspec
+def runiq_register_cli_commands(commands: CommandRegistry) -> None:
+    """Add commands to the ``runiq`` command line (the dashboard adds ``runiq serve``).
+
+    Called once per ``runiq`` invocation, when the command line first needs its list of commands, for
+    the plugins of the entry-point group ``runiq.cli`` (not ``runiq``: ``runiq --help`` must not import
+    provider plugins). Must not do I/O or import heavy modules: a command imports what it needs when it
+    runs.
     """

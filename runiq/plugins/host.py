@@ -2,41 +2,61 @@
 
 from __future__ import annotations
 
-import functools
 import importlib.metadata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
 import pluggy
 
-from runiq.errors import RagConfigurationError, call_translated
+from runiq.errors import RagConfigurationError
 from runiq.plugins import hookspecs
-from runiq.plugins.registry import ProviderRegistry
 
 if TYPE_CHECKING:
+    from runiq.cli.extensions import CommandRegistry
     from runiq.hosting.builder import HostBuilder
+    from runiq.plugins.registry import ProviderRegistry
     from runiq.rag.loaders.registry import LoaderRegistry
 
-__all__ = ["PluginHost"]
+__all__ = ["CLI_ENTRY_POINT_GROUP", "PluginHost"]
 
-BUILTINS_NAME = "runiq.builtins"
+# Plugins that add ``runiq`` commands declare them in their own group, so that ``runiq --help`` imports
+# those small modules only, never the provider plugins (and their SDKs) of the ``runiq`` group.
+CLI_ENTRY_POINT_GROUP = "runiq.cli"
+
+UnloadableHandler = Callable[[RagConfigurationError], None]
 
 
-def _load_entry_points(manager: pluggy.PluginManager) -> None:
+def _raise(error: RagConfigurationError) -> None:
+    raise error
+
+
+def _load_entry_points(manager: pluggy.PluginManager, group: str, on_unloadable: UnloadableHandler) -> None:
     """Like pluggy's loader, but a plugin that fails to import is named in a clear configuration error."""
     for dist in importlib.metadata.distributions():
         for ep in dist.entry_points:
-            if ep.group != hookspecs.PROJECT_NAME or manager.get_plugin(ep.name) or manager.is_blocked(ep.name):
+            if ep.group != group or manager.get_plugin(ep.name) or manager.is_blocked(ep.name):
                 continue
-            # Raised outside ``except``: an import error can quote a path or a value read at import time.
-            plugin = call_translated(ep.load, functools.partial(_unloadable, ep.name, dist.metadata["Name"]))
+            plugin, failure = _load(ep)
+            if failure is not None:
+                on_unloadable(_unloadable(ep.name, dist.metadata["Name"], failure))
+                continue
             manager.register(plugin, name=ep.name)
 
 
-def _unloadable(entry_point: str, distribution: str, exc: Exception) -> RagConfigurationError:
+def _load(entry_point: importlib.metadata.EntryPoint) -> tuple[object, str | None]:
+    """The plugin object, or the name of the exception class its import raised. The exception itself
+    is dropped: an import error can quote a path or a value read at import time."""
+    try:
+        return entry_point.load(), None
+    except Exception as exc:
+        failure = type(exc).__name__
+    return None, failure
+
+
+def _unloadable(entry_point: str, distribution: str, failure: str) -> RagConfigurationError:
     return RagConfigurationError(
         f"runiq plugin '{entry_point}' from distribution '{distribution}' could not be loaded "
-        f"({type(exc).__name__}); fix or uninstall it, or block it with RUNIQ_DISABLED_PLUGINS."
+        f"({failure}); fix or uninstall it, or block it with RUNIQ_DISABLED_PLUGINS."
     )
 
 
@@ -44,7 +64,9 @@ class PluginHost:
     """A typed facade over one :class:`pluggy.PluginManager`.
 
     There is no module-level manager: each host builds its own, so tests can build hosts with
-    ``load_entry_points=False`` and explicit plugin objects without global state.
+    ``load_entry_points=False`` and explicit plugin objects without global state. The plugin host
+    knows no plugin of its own: whoever creates it hands over the built-ins (the host builder hands
+    over runiq's RAG built-ins).
     """
 
     def __init__(self, manager: pluggy.PluginManager) -> None:
@@ -54,22 +76,28 @@ class PluginHost:
     def create(
         cls,
         *,
-        load_entry_points: bool = True,
+        builtins: Mapping[str, object] | None = None,
         plugins: Iterable[object] = (),
+        load_entry_points: bool = True,
+        entry_point_group: str = hookspecs.PROJECT_NAME,
         blocked: Iterable[str] = (),
+        on_unloadable: UnloadableHandler = _raise,
     ) -> PluginHost:
-        from runiq.rag import builtins
-
+        """A manager with the hook specifications and, in this order, ``builtins`` (name -> plugin),
+        ``plugins`` and the entry points of ``entry_point_group``. A name in ``blocked`` is not
+        registered, built-in or not. A plugin that fails to import raises a :class:`RagConfigurationError`
+        naming it, unless ``on_unloadable`` takes the error (and the plugin is skipped)."""
         manager = pluggy.PluginManager(hookspecs.PROJECT_NAME)
         manager.add_hookspecs(hookspecs)
         for name in blocked:
             manager.set_blocked(name)
-        if not manager.is_blocked(BUILTINS_NAME):
-            manager.register(builtins, name=BUILTINS_NAME)
+        for name, plugin in (builtins or {}).items():
+            if not manager.is_blocked(name):
+                manager.register(plugin, name=name)
         for plugin in plugins:
             manager.register(plugin)
         if load_entry_points:
-            _load_entry_points(manager)
+            _load_entry_points(manager, entry_point_group, on_unloadable)
         # A misspelt hook implementation name fails here instead of being silently ignored.
         manager.check_pending()
         return cls(manager)
@@ -88,6 +116,12 @@ class PluginHost:
         for impl in self._pm.hook.runiq_register_loaders.get_hookimpls():
             registry.set_current_plugin(impl.plugin_name)
             impl.function(registry=registry)
+        registry.set_current_plugin("<direct>")
+
+    def register_cli_commands(self, registry: CommandRegistry) -> None:
+        for impl in self._pm.hook.runiq_register_cli_commands.get_hookimpls():
+            registry.set_current_plugin(impl.plugin_name)
+            impl.function(commands=registry)
         registry.set_current_plugin("<direct>")
 
     def configure_host(self, builder: HostBuilder) -> None:

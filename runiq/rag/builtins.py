@@ -39,7 +39,7 @@ async def _in_memory(options: LexicalOptions) -> AsyncIterator[InMemoryVectorSto
 def runiq_register_providers(registry: ProviderRegistry) -> None:
     registry.add_embedding("hashing", _hashing, options=HashingOptions)
     registry.add_vector_store("in-memory", _in_memory, options=LexicalOptions)
-    _reranking.runiq_register_providers(registry)
+    _reranking.register_providers(registry)
 
 
 @hookimpl

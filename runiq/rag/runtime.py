@@ -13,9 +13,8 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import Any
 
-import structlog
-
 from runiq.errors import translated
+from runiq.logging import get_logger
 from runiq.plugins.registry import ProviderKind, ProviderRegistry
 from runiq.rag.embeddings.base import EmbeddingClient
 from runiq.rag.embeddings.batching import EmbeddingBatcher
@@ -30,7 +29,7 @@ from runiq.rag.stores.base import IndexSpec, VectorStore
 
 __all__ = ["IndexResources", "IndexRuntime"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from runiq.hosting.builder import HostBuilder
 from runiq.hosting.services import ServiceProvider
 from runiq.rag.context import RagContextAssembler
-from runiq.rag.ingestion.lifecycle import IngestionStrategiesParticipant, RuntimeParticipant
+from runiq.rag.ingestion.lifecycle import IngestionStrategiesParticipant
 from runiq.rag.ingestion.manager import RagIngestionManager
 from runiq.rag.observability.events import ObservabilityRecorder
 from runiq.rag.observability.projection import ObservabilityProjector
@@ -20,8 +20,6 @@ from runiq.rag.runtime import IndexRuntime
 
 __all__ = ["add_runiq_rag"]
 
-_KEY = "runiq.rag.builder"
-
 
 def add_runiq_rag(builder: HostBuilder, configure: Callable[[RagBuilder], object] | None = None) -> RagBuilder:
     """Register RAG on a host. Repeated calls accumulate indexes on the same :class:`RagBuilder`.
@@ -29,23 +27,27 @@ def add_runiq_rag(builder: HostBuilder, configure: Callable[[RagBuilder], object
     Indexes declared in the builder's settings (``runiq.toml`` / ``RUNIQ_RAG__INDEXES__...``) are
     registered on the first call, through the same builder API as code registrations.
     """
-    rag = builder.properties.get(_KEY)
-    if rag is None:
-        rag = RagBuilder(builder.providers)
-        builder.properties[_KEY] = rag
-        builder.properties.setdefault("runiq.finalizers", []).append(rag.freeze)
-        _register_services(builder, rag)
-        add_indexes_from_settings(rag, builder.settings)
+    rag = builder.get_or_add_extension(RagBuilder, lambda: _create(builder))
     if configure is not None:
         configure(rag)
-    assert isinstance(rag, RagBuilder)
+    return rag
+
+
+def _create(builder: HostBuilder) -> RagBuilder:
+    rag = RagBuilder(builder.providers)
+    builder.add_build_step(rag.freeze)
+    _register_services(builder, rag)
+    add_indexes_from_settings(rag, builder.settings)
     return rag
 
 
 def _register_services(builder: HostBuilder, rag: RagBuilder) -> None:
     services = builder.services
     services.try_add_singleton(IndexRegistry, lambda _: IndexRegistry(rag.definitions))
-    services.try_add_singleton(IndexRuntime, lambda sp: IndexRuntime(sp.get(IndexRegistry), builder.providers))
+    # Closed when the host stops (started or not), after the manager that uses them: providers and pools.
+    services.try_add_singleton(
+        IndexRuntime, lambda sp: IndexRuntime(sp.get(IndexRegistry), builder.providers), close=IndexRuntime.aclose
+    )
     services.try_add_singleton(RetrievalOptions, lambda _: RetrievalOptions())
     services.try_add_singleton(ObservabilityRecorder, lambda _: ObservabilityRecorder())
     services.try_add_singleton(
@@ -64,6 +66,7 @@ def _register_services(builder: HostBuilder, rag: RagBuilder) -> None:
     services.try_add_singleton(
         RagIngestionManager,
         lambda sp: RagIngestionManager(sp.get(IndexRuntime), sinks=[sp.get(ObservabilityRecorder), *rag.sinks]),
+        close=RagIngestionManager.aclose,  # cancels and awaits active runs
     )
     services.try_add_singleton(
         RagContextAssembler,
@@ -71,12 +74,7 @@ def _register_services(builder: HostBuilder, rag: RagBuilder) -> None:
             sp.get(RagRetriever), reranker_resolver=index_reranker_resolver(sp.get(IndexRuntime))
         ),
     )
-    builder.add_lifecycle_participant(_runtime_participant)
     builder.add_lifecycle_participant(_strategies_participant)
-
-
-def _runtime_participant(services: ServiceProvider) -> RuntimeParticipant:
-    return RuntimeParticipant(services.get(IndexRuntime))
 
 
 def _strategies_participant(services: ServiceProvider) -> IngestionStrategiesParticipant:

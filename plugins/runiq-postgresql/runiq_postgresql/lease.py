@@ -19,14 +19,14 @@ import contextlib
 from collections.abc import AsyncIterator
 
 import asyncpg
-import structlog
 
+from runiq.logging import get_logger
 from runiq.rag.errors import VectorStoreUnavailableError
 from runiq_postgresql.errors import guarded
 
 __all__ = ["advisory_lease"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 _BEGIN = "BEGIN; SET LOCAL idle_in_transaction_session_timeout = 0"
 _TRY_LOCK = "SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0))"

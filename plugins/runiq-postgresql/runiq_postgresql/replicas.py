@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from typing import Concatenate, ParamSpec, Protocol, TypeVar
 
 import asyncpg
-import structlog
 
+from runiq.logging import get_logger
 from runiq_postgresql.health import (
     HEALTH_TIMEOUT_SECONDS,
     ReplicaHealth,
@@ -47,7 +47,7 @@ from runiq_postgresql.settings import PostgresStoreOptions
 
 __all__ = ["ReadRouter", "ReplicaPolicy", "read_from_primary", "routed_read"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 P = ParamSpec("P")
 T = TypeVar("T")

@@ -30,8 +30,8 @@ from typing import Any, NamedTuple, Self
 
 import asyncpg
 import numpy.typing as npt
-import structlog
 
+from runiq.logging import get_logger
 from runiq.rag.documents import MetadataValue, RagChunk
 from runiq.rag.errors import RagConfigurationError, RagValidationError, VectorIndexNotFoundError
 from runiq.rag.ingestion.operation import RagIngestionOperation
@@ -83,7 +83,7 @@ from runiq_postgresql.tokenising import TokenisingWorker, WorkerUnavailable
 
 __all__ = ["PostgresVectorStore"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 _MAX_EF_SEARCH = 1000
 _METRIC_NAMES = {metric: scoring.metric_name(metric) for metric in DistanceMetric}

@@ -20,14 +20,13 @@ import struct
 import sys
 from collections.abc import Sequence
 
-import structlog
-
+from runiq.logging import get_logger
 from runiq.rag.lexical.options import LexicalOptions
 from runiq_postgresql.lexical import SliceTerms
 
 __all__ = ["HEADER", "TokenisingWorker", "WorkerUnavailable", "frame", "read_frame"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 HEADER = struct.Struct(">I")  # the payload length in front of every frame
 _START_TIMEOUT = 30.0

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import structlog
+from runiq.logging import get_logger
 from runiq.rag import ProviderError, ProviderUnavailableError, RagConfigurationError
 
 from runiq_ray.options import PROVIDER_NAME
@@ -10,7 +10,7 @@ from runiq_ray.worker import WorkerFailure
 
 __all__ = ["cluster_unavailable", "worker_failed"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 def worker_failed(exc: Exception) -> Exception:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from runiq.errors import call_translated
-from runiq.rag import ProviderSelection, RagConfigurationError
+from runiq.errors import call_translated, invalid_fields
+from runiq.rag import ProviderSelection
 
 from runiq_ray.options import PROVIDER_NAME, RayEmbeddingOptions
 
@@ -62,13 +62,7 @@ class RayEmbedding:
         }
 
     def options(self) -> RayEmbeddingOptions:
-        return call_translated(lambda: RayEmbeddingOptions.model_validate(self.provider_options()), _invalid)
-
-
-def _invalid(exc: Exception) -> Exception:
-    from pydantic import ValidationError
-
-    if not isinstance(exc, ValidationError):
-        return exc
-    names = sorted({".".join(str(p) for p in err["loc"]) or "options" for err in exc.errors()})
-    return RagConfigurationError(f"Invalid Ray embedding selection: {', '.join(names)}.")
+        return call_translated(
+            lambda: RayEmbeddingOptions.model_validate(self.provider_options()),
+            invalid_fields("Invalid Ray embedding selection"),
+        )

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx
-import structlog
+from runiq.logging import get_logger
 from runiq.rag import ProviderError, ProviderUnavailableError, RerankerTimeoutError
 
 from runiq_rerank_http.credentials import BearerCredentials
@@ -21,7 +21,7 @@ from runiq_rerank_http.retry import RetryPolicy, is_retryable_status, parse_retr
 
 __all__ = ["RerankTransport"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,9 +37,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
-import structlog
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from runiq.errors import call_translated, invalid_fields
+from runiq.logging import get_logger
 from runiq.rag import (
     ProviderError,
     ProviderUnavailableError,
@@ -70,7 +70,7 @@ __all__ = [
     "sigmoid",
 ]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 class CrossEncoderOptions(BaseModel):

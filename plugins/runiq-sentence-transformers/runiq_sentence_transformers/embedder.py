@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
-import structlog
 from runiq.errors import call_translated
+from runiq.logging import get_logger
 from runiq.rag import EmbeddingInputKind, ProviderError, ProviderResponseError
 
 from runiq_sentence_transformers.options import PROVIDER_NAME
@@ -22,7 +22,7 @@ __all__ = ["SentenceTransformerEmbedder"]
 
 FloatMatrix = npt.NDArray[np.float32]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 class SentenceTransformerEmbedder:

@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import structlog
 from runiq.errors import call_translated
+from runiq.logging import get_logger
 from runiq.rag import ProviderUnavailableError, RagConfigurationError
 
 from runiq_sentence_transformers.options import PROVIDER_NAME, SentenceTransformerOptions
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 __all__ = ["load_model", "packaged_model_path", "resolve_model_path"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 _MODEL_MARKERS = ("modules.json", "config_sentence_transformers.json", "config.json")
 

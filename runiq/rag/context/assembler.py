@@ -21,9 +21,8 @@ import time
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-import structlog
-
 from runiq.errors import RagConfigurationError, chained, translated
+from runiq.logging import get_logger
 from runiq.rag.context.acceptance import AcceptanceResult, evaluate_acceptance
 from runiq.rag.context.budget import measure, select_within_budget
 from runiq.rag.context.options import GroundingOptions, RagContextOptions
@@ -48,7 +47,7 @@ from runiq.rag.retrieval.results import RagRetrievalHit, RagRetrievalResult
 
 __all__ = ["ContextRetriever", "RagContextAssembler"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 _NOT_GROUNDED = {RagNoContextReason.NOT_ANSWERABLE, RagNoContextReason.ANSWERABILITY_UNAVAILABLE}
 

@@ -18,9 +18,8 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-import structlog
-
 from runiq.errors import RagError, translated
+from runiq.logging import get_logger
 from runiq.rag.context.options import RerankerFailurePolicy, RerankingOptions
 from runiq.rag.context.results import RagRerankingOutcome, RagRerankingReport, RagRerankScore
 from runiq.rag.documents import ChunkKey
@@ -39,7 +38,7 @@ from runiq.rag.retrieval.results import RagRetrievalHit
 
 __all__ = ["RerankStep", "RerankStepFailed", "run_reranking"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 Resolve = Callable[[], Awaitable[RerankerRegistration | None]]
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-import structlog
 
+from runiq.logging import get_logger
 from runiq.rag.embeddings.base import FloatMatrix
 from runiq.rag.embeddings.batching import EmbeddingBatcher
 from runiq.rag.errors import ProviderTimeoutError, ProviderUnavailableError
@@ -24,7 +24,7 @@ from runiq.rag.ingestion.progress import ProgressTracker
 
 __all__ = ["GroupEmbedder", "Vectors", "empty_vectors"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 # Failures that say nothing about the document; this many in a row and the run stops calling the provider.
 _PROVIDER_WIDE = (ProviderTimeoutError, ProviderUnavailableError)

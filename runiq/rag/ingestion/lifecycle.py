@@ -1,4 +1,5 @@
-"""Host lifecycle participants that fire ingestion strategies and close runtime resources."""
+"""The host lifecycle participant that fires ingestion strategies. (Runtime resources are closed by the
+host's services when it stops: see ``add_runiq_rag``.)"""
 
 from __future__ import annotations
 
@@ -11,20 +12,7 @@ from runiq.rag.ingestion.scheduler import CronScheduler
 from runiq.rag.ingestion.strategies import IngestionStrategyKind
 from runiq.rag.runtime import IndexRuntime
 
-__all__ = ["IngestionStrategiesParticipant", "RuntimeParticipant"]
-
-
-class RuntimeParticipant:
-    """Started first and stopped last: closes provider pools and clients after ingestion has stopped."""
-
-    def __init__(self, runtime: IndexRuntime) -> None:
-        self._runtime = runtime
-
-    async def start(self) -> None:
-        return None
-
-    async def stop(self) -> None:
-        await self._runtime.aclose()
+__all__ = ["IngestionStrategiesParticipant"]
 
 
 class IngestionStrategiesParticipant:

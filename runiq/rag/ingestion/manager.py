@@ -16,8 +16,7 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
-import structlog
-
+from runiq.logging import get_logger
 from runiq.rag.documents import RagDocument
 from runiq.rag.errors import IngestionConflictError, IngestionUnavailableError, NoActiveIngestionError
 from runiq.rag.ingestion.operation import (
@@ -40,7 +39,7 @@ __all__ = ["HISTORY_LENGTH", "RagIngestionManager"]
 HISTORY_LENGTH = 20  # finished operations kept per index in memory (a durable store may keep more)
 _RECORD_TIMEOUT_SECONDS = 10.0
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 def _now() -> datetime:

@@ -6,13 +6,12 @@ import hashlib
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
-import structlog
-
+from runiq.logging import get_logger
 from runiq.rag.ingestion.operation import MAX_REPORTED_FAILURES, RagIngestionFailure, RagIngestionProgress
 
 __all__ = ["ProgressTracker", "safe_id"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 def safe_id(value: str) -> str:

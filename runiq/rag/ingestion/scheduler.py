@@ -13,9 +13,9 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-import structlog
 from croniter import croniter
 
+from runiq.logging import get_logger
 from runiq.rag.errors import IngestionConflictError
 from runiq.rag.ingestion.manager import RagIngestionManager
 from runiq.rag.ingestion.operation import RagIngestionReason
@@ -25,7 +25,7 @@ from runiq.rag.stores.base import IngestionCoordinator
 
 __all__ = ["CronScheduler", "next_fire_time"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 def _local_now() -> datetime:

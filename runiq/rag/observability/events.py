@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol, runtime_checkable
 
-import structlog
+from runiq.logging import get_logger
 
 __all__ = [
     "IngestionEvent",
@@ -28,7 +28,7 @@ __all__ = [
     "identity_hash",
 ]
 
-log = structlog.get_logger("runiq.rag.observability")
+log = get_logger("runiq.rag.observability")
 
 
 def identity_hash(*parts: str) -> str:

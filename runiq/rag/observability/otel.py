@@ -23,10 +23,9 @@ from dataclasses import dataclass
 from enum import Enum, StrEnum
 from typing import TYPE_CHECKING, Final, Literal
 
-import structlog
-
 from runiq import __version__
 from runiq.errors import RagError
+from runiq.logging import get_logger
 from runiq.rag.observability.events import IngestionEvent, RetrievalEvent
 
 if TYPE_CHECKING:
@@ -99,7 +98,7 @@ INGESTION_EXCLUDED_FIELDS: Final = frozenset({"event", "timestamp", "duration_ms
 
 Attribute = str | bool | int | float
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 class IngestionStage(StrEnum):

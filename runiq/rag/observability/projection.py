@@ -18,8 +18,8 @@ import re
 from collections.abc import Mapping
 
 import regex
-import structlog
 
+from runiq.logging import get_logger
 from runiq.rag.documents import MetadataValue
 from runiq.rag.observability.options import RagObservabilityOptions, RagQueryVisibility
 from runiq.rag.observability.redaction import (
@@ -30,7 +30,7 @@ from runiq.rag.observability.redaction import (
 
 __all__ = ["REDACTION_MARGIN", "ObservabilityProjector", "bounded_prefix", "normalise", "truncate_graphemes"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 # Whitespace, control (Cc) and format (Cf) code points collapse to one space. ZWJ (U+200D) is Cf but
 # joins emoji sequences, so it is kept inside grapheme clusters.

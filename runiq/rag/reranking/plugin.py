@@ -1,8 +1,8 @@
-"""Registers the reference ``lexical-overlap`` reranker, the way a built-in provider is registered.
+"""Registers the reference ``lexical-overlap`` reranker.
 
-Add this module to the built-in plugins (``PluginHost.create``) or pass it as a plugin object::
-
-    HostBuilder(plugins=[runiq.rag.reranking.plugin])
+The built-in plugin (:mod:`runiq.rag.builtins`, named ``runiq.builtins``) calls
+:func:`register_providers`, so every host has ``lexical-overlap`` unless the built-ins are blocked.
+This module is not a plugin of its own: registering the name a second time would be a conflict.
 """
 
 from __future__ import annotations
@@ -10,11 +10,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from runiq.plugins.hookspecs import hookimpl
 from runiq.plugins.registry import ProviderRegistry
 from runiq.rag.reranking.lexical import PROVIDER_NAME, LexicalOverlapOptions, LexicalOverlapReranker
 
-__all__ = ["runiq_register_providers"]
+__all__ = ["register_providers"]
 
 
 @asynccontextmanager
@@ -22,7 +21,6 @@ async def _lexical_overlap(options: LexicalOverlapOptions) -> AsyncIterator[Lexi
     yield LexicalOverlapReranker.from_options(options)
 
 
-@hookimpl
-def runiq_register_providers(registry: ProviderRegistry) -> None:
+def register_providers(registry: ProviderRegistry) -> None:
     # Local and in-process: nothing leaves the host, so no egress approval is needed.
     registry.add_reranker(PROVIDER_NAME, _lexical_overlap, options=LexicalOverlapOptions, remote=False)

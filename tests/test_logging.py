@@ -1,0 +1,87 @@
+"""Library code never logs to stdout: until the application configures structlog, runiq's events go to
+standard-library loggers under a NullHandler; once it does, they follow its configuration. runiq never
+changes structlog's global configuration by itself (issue 28)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import structlog
+from structlog.testing import capture_logs
+
+from runiq.logging import get_logger
+
+# A host with a lexical in-memory index, started, ingested, queried and stopped: every step logs at info.
+SCRIPT = """
+import asyncio, sys
+{setup}
+from runiq.hosting import HostBuilder
+from runiq.rag import RagDocument, RagIngestionManager, RagQuery, RagRetriever, add_runiq_rag
+
+def notes(index):
+    index.use_documents([RagDocument(document_id="a", content="hello world")])
+    index.use_in_memory_vector_store().use_default_mode("lexical")
+
+async def main():
+    builder = HostBuilder(load_entry_points=False)
+    add_runiq_rag(builder, lambda rag: rag.add_index("notes", notes))
+    async with builder.build() as host:
+        await host.services.get(RagIngestionManager).run("notes")
+        await host.services.get(RagRetriever).retrieve(RagQuery(index_name="notes", text="hello"))
+
+asyncio.run(main())
+{after}
+print("script output")
+"""
+
+
+def _run(setup: str = "", after: str = "") -> subprocess.CompletedProcess[str]:
+    environment = {k: v for k, v in os.environ.items() if not k.upper().startswith("RUNIQ_")}
+    return subprocess.run(  # our own interpreter running the library
+        [sys.executable, "-c", SCRIPT.format(setup=setup, after=after)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+        env=environment,
+    )
+
+
+def test_a_script_that_configures_no_logging_gets_nothing_on_stdout_or_stderr() -> None:
+    completed = _run(after="import structlog; assert not structlog.is_configured()")
+    assert completed.stdout == "script output\n"
+    assert completed.stderr == ""
+
+
+def test_a_script_that_configures_stdlib_logging_gets_runiq_events_through_it() -> None:
+    completed = _run(setup="import logging; logging.basicConfig(level=logging.INFO, stream=sys.stderr)")
+    assert completed.stdout == "script output\n"
+    assert "INFO:runiq.hosting.host:event='host.started'" in completed.stderr
+    assert "event='ingestion.finished'" in completed.stderr
+
+
+def test_a_structlog_configuration_made_after_import_applies_to_runiq() -> None:
+    """configure_once still works (runiq configured nothing); runiq's events render through it to stderr."""
+    setup = (
+        "import runiq.rag, runiq.hosting, structlog, warnings\n"
+        "warnings.simplefilter('error')\n"
+        "structlog.configure_once(logger_factory=structlog.PrintLoggerFactory(sys.stderr))"
+    )
+    completed = _run(setup=setup)
+    assert completed.stdout == "script output\n"
+    assert "host.started" in completed.stderr
+
+
+def test_events_follow_structlog_once_it_is_configured() -> None:
+    """The choice is made per event: a logger created before the configuration uses it."""
+    log = get_logger("runiq.tests.logging")
+    saved = structlog.get_config()
+    structlog.reset_defaults()
+    try:
+        with capture_logs() as captured:
+            log.info("sample.event", count=3)
+    finally:
+        structlog.configure(**saved)
+    assert captured == [{"event": "sample.event", "count": 3, "log_level": "info"}]
