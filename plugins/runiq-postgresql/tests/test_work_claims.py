@@ -44,7 +44,8 @@ async def test_joiners_find_one_running_run(stores: tuple[PostgresVectorStore, P
     runs = await asyncio.gather(*(_join(store, f"op-{n}", parts=3 + n) for n, store in enumerate(stores * 3)))
     assert len({(run.operation_id, run.parts) for run in runs}) == 1
     run = runs[0]
-    assert run.state == "running" and run.result is None
+    assert run.state == "running"
+    assert run.result is None
     assert await first.end_run(run, state="completed", record={"progress": {}}) is True
     assert await second.end_run(run, state="failed", record={}) is False  # ended once
     ended = await second.refresh_run(run)
