@@ -86,7 +86,7 @@ class SharedRunWorker:
         self._everywhere = False
         self._joined = False
         self._run_ended = False  # known to have ended: this worker's outcome is the run's
-        self._poll = min(1.0, options.lease_seconds / 4)
+        self._poll = min(0.25, options.lease_seconds / 4)  # how soon an idle worker sees a part free up or the end
 
     def cancel_everywhere(self) -> None:
         """Make the coming cancellation end the shared run for every worker, not only leave it."""
