@@ -197,7 +197,7 @@ def _report(args: argparse.Namespace, repeats: list[dict[str, Any]], load: tuple
         "shared_chunks_per_second": median("shared"),
         "speedup_median_of_ratios": statistics.median(speedups),
         "speedups": speedups,
-        "ideal_chunks_per_second_per_worker": args.batch_size * args.concurrency / args.delay,
+        "ideal_chunks_per_second_per_worker": args.batch_size * args.concurrency / args.delay if args.delay else None,
     }
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in load)}")
     print(f"{args.documents} files, 1 chunk each; embedder sleeps {args.delay} s per batch of {args.batch_size}, "

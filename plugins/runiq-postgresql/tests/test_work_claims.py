@@ -151,3 +151,30 @@ async def test_joining_needs_the_index(options: PostgresStoreOptions) -> None:
     async with PostgresVectorStore(options) as store:
         with pytest.raises(VectorIndexNotFoundError):
             await store.join_run("missing", operation_id="op", reason="manual", parts=2)
+
+
+async def test_a_whole_shared_run_behind_pgbouncer_in_transaction_mode(bounced_options: PostgresStoreOptions) -> None:
+    """Claims keep no session state: joins, claims, leases and the end work through transaction pooling."""
+    first, second = PostgresVectorStore(bounced_options), PostgresVectorStore(bounced_options)
+    await first.open()
+    await second.open()
+    try:
+        await first.ensure_index(SPEC)
+        runs = await asyncio.gather(_join(first, "a", parts=2), _join(second, "b", parts=2))
+        assert runs[0].operation_id == runs[1].operation_id
+        run = runs[0]
+        parts = await asyncio.gather(
+            first.claim_part(run, holder="w1", lease_seconds=60), second.claim_part(run, holder="w2", lease_seconds=60)
+        )
+        assert sorted(parts) == [0, 1]  # type: ignore[type-var]
+        for store, holder, part in ((first, "w1", parts[0]), (second, "w2", parts[1])):
+            assert part is not None
+            assert await store.renew_part(run, part, holder=holder, lease_seconds=60)
+            assert await store.complete_part(run, part, holder=holder, record={"part": part}, seen=b"")
+        assert await second.claim_part(run, holder="w2", lease_seconds=60) == run.finish_part
+        assert len(await first.part_results(run)) == 2
+        assert await second.end_run(run, state="completed", record={})
+        assert (await first.refresh_run(run)).state == "completed"
+    finally:
+        await first.close()
+        await second.close()
