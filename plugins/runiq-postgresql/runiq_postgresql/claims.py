@@ -155,6 +155,7 @@ class WorkClaimsMixin:
                 row = await conn.fetchrow(sql.insert_run, index_id, operation_id, key, reason, int(parts))
                 await conn.execute(sql.insert_parts, index_id, operation_id, int(parts))
                 await conn.execute(sql.prune, index_id, KEPT_PER_INDEX)
+        assert row is not None  # INSERT ... RETURNING returns the row
         return _run(index_name, row)
 
     @mapped
