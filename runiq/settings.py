@@ -31,6 +31,7 @@ __all__ = [
     "ProviderSettings",
     "RagSettings",
     "RuniqSettings",
+    "SharedRunSettings",
     "configured_paths_relative_to",
     "resolve_configured_path",
 ]
@@ -84,11 +85,20 @@ class ChunkingSettings(_Frozen):
     overlap: int = 100
 
 
+class SharedRunSettings(_Frozen):
+    """``[rag.indexes.<name>.ingestion.shared]``: runs shared by every process (see ``SharedRunOptions``)."""
+
+    buckets: int = 16
+    lease_seconds: float = 30.0
+    deployment: str | None = None
+
+
 class IngestionSettings(_Frozen):
     strategy: Literal["manual", "on_startup", "background_on_startup", "scheduled"] = "manual"
     schedule: str | None = None
     time_zone: str | None = None
     coordinate: bool = False
+    shared: SharedRunSettings | None = None
 
 
 class IndexSettings(_Frozen):

@@ -8,6 +8,8 @@ Layout (all inside the configured schema, default ``runiq``)::
     documents(index_id, document_id, content_hash, title, metadata, chunk_count, created_at, updated_at)
     term_stats(index_id, term, df)                         BM25 document frequencies, maintained per write
     ingestion_runs(index_id, operation_id, reason, state, started_at, completed_at, counts)
+    shared_runs(index_id, operation_id, run_key, reason, state, parts, started_at, completed_at, result)
+    work_claims(index_id, operation_id, part, state, holder, lease_until, takeovers, record, seen)
     chunks_<index_id>(row_id, document_id, chunk_id, ordinal, content, start_offset, end_offset,
                       metadata, term_count, lexemes, identifiers, embedding vector(<dimension>))
     postings_<index_id>(block, term, dead, high, wide, size, rows, tfs, lengths)   see ``postings``
@@ -223,6 +225,39 @@ def _v5(s: str) -> tuple[str, ...]:
     )
 
 
+def _v6(s: str) -> tuple[str, ...]:
+    # Shared ingestion runs (``claims``): one row per run, one per part (the buckets and the finish).
+    return (
+        f"""CREATE TABLE IF NOT EXISTS {s}.shared_runs (
+            index_id bigint NOT NULL REFERENCES {s}.indexes (index_id) ON DELETE CASCADE,
+            operation_id text NOT NULL,
+            run_key text,
+            reason text NOT NULL,
+            state text NOT NULL,
+            parts integer NOT NULL CHECK (parts > 0),
+            started_at timestamptz NOT NULL DEFAULT now(),
+            completed_at timestamptz,
+            result jsonb,
+            PRIMARY KEY (index_id, operation_id))""",
+        f"CREATE UNIQUE INDEX IF NOT EXISTS shared_runs_running ON {s}.shared_runs (index_id) WHERE state = 'running'",
+        f"CREATE INDEX IF NOT EXISTS shared_runs_key ON {s}.shared_runs (index_id, run_key, started_at) "
+        "WHERE run_key IS NOT NULL",
+        f"""CREATE TABLE IF NOT EXISTS {s}.work_claims (
+            index_id bigint NOT NULL,
+            operation_id text NOT NULL,
+            part integer NOT NULL CHECK (part >= 0),
+            state text NOT NULL CHECK (state IN ('pending', 'held', 'done')),
+            holder text,
+            lease_until timestamptz,
+            takeovers integer NOT NULL DEFAULT 0,
+            record jsonb,
+            seen bytea,
+            PRIMARY KEY (index_id, operation_id, part),
+            FOREIGN KEY (index_id, operation_id) REFERENCES {s}.shared_runs (index_id, operation_id)
+                ON DELETE CASCADE)""",
+    )
+
+
 def _migrations(s: str) -> tuple[Migration, ...]:
     return (
         Migration(1, "indexes, documents, term statistics, ingestion runs", _v1(s)),
@@ -230,6 +265,7 @@ def _migrations(s: str) -> tuple[Migration, ...]:
         Migration(3, "chunk rows stored inline up to a page (toast_tuple_target)", _v3(s)),
         Migration(4, "trigram index over identifier-like words only", _v4(s)),
         Migration(5, "postings table per index for BM25 top-k; row ids assigned by the store", _v5(s)),
+        Migration(6, "shared ingestion runs and their work claims", _v6(s)),
     )
 
 

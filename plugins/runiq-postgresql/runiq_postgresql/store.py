@@ -49,6 +49,7 @@ from runiq.rag.stores.base import (
 from runiq.rag.stores.filters import validate_filters
 from runiq_postgresql import bulk, postings, ranking, upkeep
 from runiq_postgresql.blockcache import BlockCache
+from runiq_postgresql.claims import WorkClaimsMixin
 from runiq_postgresql.embedded import acquire_embedded_server, release_embedded_server
 from runiq_postgresql.errors import STORE_KIND, guarded, mapped
 from runiq_postgresql.health import ReplicaHealth, probe
@@ -185,7 +186,7 @@ class _Index:
     postings_oid: int = 0  # the postings table's oid once a search has read it (block cache keys)
 
 
-class PostgresVectorStore:
+class PostgresVectorStore(WorkClaimsMixin):
     """Use as ``async with PostgresVectorStore(options) as store`` (the plugin's factory does this)."""
 
     def __init__(self, options: PostgresStoreOptions | None = None) -> None:

@@ -27,12 +27,15 @@ from runiq.rag.ingestion.operation import (
     RagIngestionOperation,
     RagIngestionReason,
     RagIngestionState,
+    RunOutcome,
 )
 from runiq.rag.ingestion.pipeline import IngestionPipeline, ProgressTracker
+from runiq.rag.ingestion.shared import SharedRunWorker
 from runiq.rag.observability.events import IngestionEvent, ObservabilitySink, emit
 from runiq.rag.observability.otel import TelemetrySpan, ingestion_span, record_metrics
-from runiq.rag.runtime import IndexRuntime
+from runiq.rag.runtime import IndexResources, IndexRuntime
 from runiq.rag.stores.base import HealthCheck, IngestionHistory, StoreHealth
+from runiq.rag.stores.claims import SharedRun, WorkClaims
 
 __all__ = ["HISTORY_LENGTH", "RagIngestionManager"]
 
@@ -51,6 +54,7 @@ class _Run:
     operation: RagIngestionOperation
     tracker: ProgressTracker
     task: asyncio.Task[RagIngestionOperation] | None = None
+    shared: SharedRunWorker | None = None  # this process's part in a run shared through the store
 
     def snapshot(self) -> RagIngestionOperation:
         return replace(
@@ -129,6 +133,8 @@ class RagIngestionManager:
             raise NoActiveIngestionError(index_name)
         if run.operation.state is RagIngestionState.RUNNING:
             run.operation = replace(run.operation, state=RagIngestionState.CANCELLING)
+            if run.shared is not None:
+                run.shared.cancel_everywhere()  # a host stopping only leaves a shared run; a cancel ends it
             run.task.cancel()
         return await self._await(state, run)
 
@@ -241,8 +247,12 @@ class RagIngestionManager:
         try:
             resources = await self._runtime.get(index_name)
             async with state.writes:  # waits for a document API call in progress
-                await IngestionPipeline(resources, run.tracker).run()
-            terminal = _terminal_state(run.tracker)
+                run.shared = self._shared_worker(resources, run)
+                if run.shared is not None:
+                    terminal = await run.shared.run()
+                else:
+                    await IngestionPipeline(resources, run.tracker).run()
+                    terminal = _terminal_state(run.tracker)
         except asyncio.CancelledError:
             terminal = RagIngestionState.CANCELLED
         except Exception as exc:
@@ -256,8 +266,31 @@ class RagIngestionManager:
         span.describe(_event(finished))
         if terminal is RagIngestionState.FAILED and finished.last_failure is not None:
             span.fail(finished.last_failure.code)  # every document failed (an exception above is kept instead)
-        await asyncio.shield(self._record(finished))  # a cancel during recording still records
+        if run.shared is None or run.shared.reports_outcome:  # a worker that left records nothing
+            await asyncio.shield(self._record(finished))  # a cancel during recording still records
         return finished
+
+    def _shared_worker(self, resources: IndexResources, run: _Run) -> SharedRunWorker | None:
+        """The run's part in a shared run when the index opts in and its store offers work claims."""
+        options = resources.definition.ingestion.shared
+        if options is None:
+            return None
+        if not isinstance(resources.store, WorkClaims):
+            index, kind = run.operation.index_name, resources.store.store_kind
+            log.warning("ingestion.shared_runs_unsupported", index=index, store=kind)
+            return None
+
+        def joined(shared: SharedRun) -> None:  # every worker reports the shared run under its id
+            run.operation = replace(
+                run.operation,
+                operation_id=shared.operation_id,
+                reason=RagIngestionReason(shared.reason),
+                started_at=shared.started_at,
+            )
+
+        return SharedRunWorker(
+            resources, resources.store, options, run.tracker, operation=run.operation, on_joined=joined
+        )
 
     async def _record(self, operation: RagIngestionOperation) -> None:
         """Persist a finished operation where the store keeps history; a failure here never fails the run."""
@@ -306,12 +339,7 @@ def _event(finished: RagIngestionOperation) -> IngestionEvent:
 
 
 def _terminal_state(tracker: ProgressTracker) -> RagIngestionState:
-    p = tracker.progress
-    if p.failed_documents == 0:
-        return RagIngestionState.COMPLETED
-    if p.processed_documents == p.failed_documents:
-        return RagIngestionState.FAILED
-    return RagIngestionState.PARTIALLY_COMPLETED
+    return RunOutcome(progress=tracker.progress).state
 
 
 def _leaves_content(state: RagIngestionState) -> bool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -18,6 +18,7 @@ __all__ = [
     "RagIngestionProgress",
     "RagIngestionReason",
     "RagIngestionState",
+    "RunOutcome",
     "operation_from_record",
     "operation_record",
 ]
@@ -109,13 +110,64 @@ class RagIndexStatus:
     updated_at: datetime
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunOutcome:
+    """What a run did: its counters and failure records (a run, a shared run's bucket, or the sum of them)."""
+
+    progress: RagIngestionProgress = RagIngestionProgress()
+    failures: tuple[RagIngestionFailure, ...] = ()
+    last_failure: RagIngestionFailure | None = None
+
+    @property
+    def state(self) -> RagIngestionState:
+        """The terminal state of a run that went to its end: some failures make it partial, all of them failed."""
+        p = self.progress
+        if p.failed_documents == 0:
+            return RagIngestionState.COMPLETED
+        if p.processed_documents == p.failed_documents:
+            return RagIngestionState.FAILED
+        return RagIngestionState.PARTIALLY_COMPLETED
+
+    def record(self) -> dict[str, object]:
+        """JSON-ready: counters and failure codes with document ids, never content."""
+        return {
+            "progress": {name: getattr(self.progress, name) for name in RagIngestionProgress.__dataclass_fields__},
+            "failures": [_failure_record(f) for f in self.failures],
+            "last_failure": _failure_record(self.last_failure) if self.last_failure else None,
+        }
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> RunOutcome:
+        """The inverse of :meth:`record`. Unknown counters (a newer writer) are ignored, missing ones are zero."""
+        counters = record.get("progress") or {}
+        fields = RagIngestionProgress.__dataclass_fields__
+        last = record.get("last_failure")
+        return cls(
+            progress=RagIngestionProgress(**{k: int(v) for k, v in counters.items() if k in fields}),
+            failures=tuple(_failure_from(f) for f in (record.get("failures") or ())[:MAX_REPORTED_FAILURES]),
+            last_failure=_failure_from(last) if last else None,
+        )
+
+    @classmethod
+    def combined(cls, outcomes: Iterable[RunOutcome]) -> RunOutcome:
+        """Counters summed, failures in order up to the reporting limit, the latest failure last."""
+        totals: dict[str, int] = dict.fromkeys(RagIngestionProgress.__dataclass_fields__, 0)
+        failures: list[RagIngestionFailure] = []
+        last: RagIngestionFailure | None = None
+        for outcome in outcomes:
+            for name in totals:
+                totals[name] += getattr(outcome.progress, name)
+            failures.extend(outcome.failures[: MAX_REPORTED_FAILURES - len(failures)])
+            if outcome.last_failure is not None and (last is None or outcome.last_failure.timestamp >= last.timestamp):
+                last = outcome.last_failure
+        return cls(progress=RagIngestionProgress(**totals), failures=tuple(failures), last_failure=last)
+
+
 def operation_record(operation: RagIngestionOperation) -> dict[str, object]:
     """A JSON-ready record of a finished operation (ids, counters, failure codes; never content)."""
-    return {
-        "progress": {name: getattr(operation.progress, name) for name in RagIngestionProgress.__dataclass_fields__},
-        "failures": [_failure_record(f) for f in operation.failures],
-        "last_failure": _failure_record(operation.last_failure) if operation.last_failure else None,
-    }
+    return RunOutcome(
+        progress=operation.progress, failures=operation.failures, last_failure=operation.last_failure
+    ).record()
 
 
 def operation_from_record(
@@ -132,10 +184,7 @@ def operation_from_record(
 
     Unknown counters (a newer writer) are ignored, missing ones are zero, so old and new records load.
     """
-    counters = record.get("progress") or {}
-    fields = RagIngestionProgress.__dataclass_fields__
-    progress = RagIngestionProgress(**{k: int(v) for k, v in counters.items() if k in fields})
-    last = record.get("last_failure")
+    outcome = RunOutcome.from_record(record)
     return RagIngestionOperation(
         operation_id=operation_id,
         index_name=index_name,
@@ -143,9 +192,9 @@ def operation_from_record(
         state=RagIngestionState(state),
         started_at=started_at,
         completed_at=completed_at,
-        progress=progress,
-        last_failure=_failure_from(last) if last else None,
-        failures=tuple(_failure_from(f) for f in (record.get("failures") or ())[:MAX_REPORTED_FAILURES]),
+        progress=outcome.progress,
+        last_failure=outcome.last_failure,
+        failures=outcome.failures,
     )
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 
 from runiq.errors import first_leaf
 from runiq.rag.documents import RagDocument
@@ -78,12 +78,17 @@ class IngestionPipeline:
         self._embedder = GroupEmbedder(resources.embedder, tracker, self._name)
         self._writer = GroupWriter(resources, tracker)
 
-    async def run(self) -> None:
-        """Every source to the end, then the stale documents deleted."""
+    async def run(self, accept: Callable[[str], bool] | None = None) -> None:
+        """Every source to the end, then the stale documents deleted.
+
+        With ``accept`` (a shared run's bucket, see :mod:`shared`) only the items whose document id it
+        admits are ingested or counted, and nothing is deleted: the shared run's finisher does that.
+        """
         await self._resources.store.ensure_index(self._resources.spec)
         seen = _SeenIds()
-        await self._flow(self._from_sources(seen))
-        await self._delete_stale(seen)
+        await self._flow(self._from_sources(seen, accept))
+        if accept is None:
+            await self._delete_stale(seen)
 
     async def ingest(self, documents: Sequence[RagDocument]) -> None:
         """Some documents through the same stages (incremental, atomic per document); nothing is deleted."""
@@ -108,10 +113,14 @@ class IngestionPipeline:
         for start in range(0, len(document_ids), _ID_PAGE):
             await self._delete(list(document_ids[start : start + _ID_PAGE]))
 
-    async def _from_sources(self, seen: _SeenIds) -> AsyncIterator[list[RagDocument]]:
+    async def _from_sources(
+        self, seen: _SeenIds, accept: Callable[[str], bool] | None = None
+    ) -> AsyncIterator[list[RagDocument]]:
         window: list[RagDocument] = []
         for source in self._resources.definition.sources:
             async for item in source.stream():
+                if accept is not None and not accept(item.document_id):
+                    continue
                 self._tracker.add(discovered_documents=1)
                 if isinstance(item, SourceFailure):
                     seen.add(item.document_id)  # its stored version stays

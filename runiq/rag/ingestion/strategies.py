@@ -6,7 +6,7 @@ The strategy controls automatic triggers only; every index also accepts a manual
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -15,7 +15,7 @@ from croniter import croniter
 from runiq.errors import call_translated, replacing
 from runiq.rag.errors import RagConfigurationError
 
-__all__ = ["IngestionBuilder", "IngestionStrategy", "IngestionStrategyKind", "normalise_schedule"]
+__all__ = ["IngestionBuilder", "IngestionStrategy", "IngestionStrategyKind", "SharedRunOptions", "normalise_schedule"]
 
 _CRON_CHARS = re.compile(r"^[0-9*,\-/]+$")
 
@@ -28,11 +28,40 @@ class IngestionStrategyKind(StrEnum):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class SharedRunOptions:
+    """Opt-in: every process that runs this index's ingestion joins one run shared through the store.
+
+    The corpus is split into ``buckets`` by a stable hash of the document id; each worker claims a
+    bucket at a time under a lease of ``lease_seconds`` that it renews while it works, and a bucket
+    whose holder stopped renewing is taken over when the lease has expired. With ``deployment`` set,
+    a startup run (on_startup, background_on_startup) whose deployment already completed a run is not
+    repeated: the process reports that run instead. See ``docs/explanation/scaling.md``.
+    """
+
+    buckets: int = 16
+    lease_seconds: float = 30.0
+    deployment: str | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.buckets, bool) or not isinstance(self.buckets, int) or not 1 <= self.buckets <= 4096:
+            raise RagConfigurationError("Shared ingestion runs need between 1 and 4096 buckets.")
+        lease = self.lease_seconds
+        if isinstance(lease, bool) or not isinstance(lease, int | float) or not 1.0 <= lease <= 3600.0:
+            raise RagConfigurationError("A shared ingestion run's lease must be between 1 and 3600 seconds.")
+        object.__setattr__(self, "lease_seconds", float(lease))
+        if self.deployment is not None and (
+            not isinstance(self.deployment, str) or not 0 < len(self.deployment) <= 200 or "\x00" in self.deployment
+        ):
+            raise RagConfigurationError("A deployment name must be a non-empty string of at most 200 characters.")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class IngestionStrategy:
     kind: IngestionStrategyKind = IngestionStrategyKind.MANUAL
     schedule: str | None = None
     time_zone: str | None = None
     coordinate: bool = False  # scheduled only: one instance per index through the store's lease
+    shared: SharedRunOptions | None = None  # any kind: runs shared by every process (store's WorkClaims)
 
     def __post_init__(self) -> None:
         # Translated outside ``except``: the enum's ValueError quotes the value.
@@ -87,6 +116,7 @@ class IngestionBuilder:
 
     def __init__(self) -> None:
         self._strategy: IngestionStrategy | None = None
+        self._shared: SharedRunOptions | None = None
 
     def _select(self, strategy: IngestionStrategy) -> IngestionBuilder:
         if self._strategy is not None:
@@ -112,5 +142,16 @@ class IngestionBuilder:
             )
         )
 
+    def shared_runs(
+        self, *, buckets: int = 16, lease_seconds: float = 30.0, deployment: str | None = None
+    ) -> IngestionBuilder:
+        """Beside the strategy: every process ingesting this index joins one run shared through the store
+        (a store with the ``WorkClaims`` capability: PostgreSQL), each taking buckets of documents."""
+        if self._shared is not None:
+            raise RagConfigurationError("Shared ingestion runs were already configured for this index.")
+        self._shared = SharedRunOptions(buckets=buckets, lease_seconds=lease_seconds, deployment=deployment)
+        return self
+
     def build(self) -> IngestionStrategy:
-        return self._strategy or IngestionStrategy()
+        strategy = self._strategy or IngestionStrategy()
+        return strategy if self._shared is None else replace(strategy, shared=self._shared)

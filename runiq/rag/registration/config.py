@@ -62,3 +62,9 @@ def _strategy(ingestion: IngestionBuilder, index: IndexSettings) -> None:
         ingestion.background_on_startup()
     else:
         ingestion.manual()
+    if options.shared is not None:
+        ingestion.shared_runs(
+            buckets=options.shared.buckets,
+            lease_seconds=options.shared.lease_seconds,
+            deployment=options.shared.deployment,
+        )
