@@ -39,6 +39,15 @@ class _Gate:
     async def wait_entered(self) -> None:
         assert await asyncio.to_thread(self.entered.wait, 30)
 
+    async def assert_holds_back(self, waiting: asyncio.Task[Any]) -> None:
+        """``waiting`` does not finish while the gate is shut; then the gate opens."""
+        try:
+            for _ in range(20):
+                await asyncio.sleep(0.01)
+            assert not waiting.done()
+        finally:
+            self.release.set()
+
 
 def _with_team(chunks: list[RagChunk]) -> list[RagChunk]:
     return [replace(chunk, metadata={"team": "x"}) for chunk in chunks]
@@ -97,12 +106,7 @@ async def test_a_cancelled_search_keeps_writers_out_until_its_thread_ends(
     await gate.wait_entered()
     searching.cancel()
     writing = asyncio.create_task(_replace_a(store, "zeta"))
-    try:
-        for _ in range(20):
-            await asyncio.sleep(0.01)
-        assert not writing.done()
-    finally:
-        gate.release.set()
+    await gate.assert_holds_back(writing)
     await asyncio.wait_for(writing, timeout=30)
     with pytest.raises(asyncio.CancelledError):
         await searching
@@ -121,12 +125,7 @@ async def test_a_cancelled_large_write_keeps_searches_out_and_lands_whole(monkey
     await gate.wait_entered()
     writing.cancel()
     searching = asyncio.create_task(store.lexical_search("ix", parse_lexical_query("zeta alpha"), top_k=5))
-    try:
-        for _ in range(20):
-            await asyncio.sleep(0.01)
-        assert not searching.done()
-    finally:
-        gate.release.set()
+    await gate.assert_holds_back(searching)
     with pytest.raises(asyncio.CancelledError):
         await writing
     hits = await asyncio.wait_for(searching, timeout=30)
