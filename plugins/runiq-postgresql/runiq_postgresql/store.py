@@ -709,6 +709,15 @@ class PostgresVectorStore(WorkClaimsMixin):
 
     @mapped
     @routed_read
+    async def document_count(self, index_name: str) -> int:
+        index = await self._lookup(index_name)
+        if index is None:
+            return 0
+        async with self.read_router.connection() as conn:
+            return int(await conn.fetchval(self._sql.document_count, index.index_id))
+
+    @mapped
+    @routed_read
     async def search(
         self,
         index_name: str,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from runiq.rag.stores.base import (
     BulkDocumentWriter,
     DistanceMetric,
+    DocumentCounter,
     DocumentWrite,
     HealthCheck,
     IndexSpec,
@@ -19,6 +20,7 @@ from runiq.rag.stores.memory import InMemoryVectorStore, InMemoryVectorStoreSele
 __all__ = [
     "BulkDocumentWriter",
     "DistanceMetric",
+    "DocumentCounter",
     "DocumentWrite",
     "HealthCheck",
     "InMemoryVectorStore",

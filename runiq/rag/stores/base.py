@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BulkDocumentWriter",
     "DistanceMetric",
+    "DocumentCounter",
     "DocumentWrite",
     "HealthCheck",
     "IngestionHistory",
@@ -174,6 +175,17 @@ class BulkDocumentWriter(Protocol):
     """
 
     async def replace_documents(self, index_name: str, items: Sequence[DocumentWrite]) -> None: ...
+
+
+@runtime_checkable
+class DocumentCounter(Protocol):
+    """Optional capability: the number of stored documents in one cheap read (the dashboard shows it).
+
+    A store without it is counted by paging through ``document_id_page``."""
+
+    async def document_count(self, index_name: str) -> int:
+        """Number of documents stored for the index (0 when it does not exist); ``count`` counts chunks."""
+        ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

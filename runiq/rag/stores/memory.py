@@ -6,13 +6,13 @@ are stable and the metadata filter index (:mod:`runiq.rag.stores.memory_filter`)
 never need renumbering. Search is one matrix-vector product in a worker thread plus ``argpartition``; the final
 top-k raw scores are recomputed in float64 so reported scores are exact, and ties are broken by
 ``(document_id, chunk_id)``. Lexical search scores exact BM25 with numpy over per-term posting arrays
-(:mod:`runiq.rag.lexical.engine`), with the same tie rule; above ``_INLINE_ROWS`` rows it runs in a
-worker thread that keeps the read lock until it returns, even when the caller is cancelled.
+(:mod:`runiq.rag.lexical.engine`), with the same tie rule. Above ``_INLINE_ROWS`` rows both searches
+run in a worker thread (:func:`~runiq.rag.stores._offload.run_to_completion`) that keeps the read lock
+until it returns, even when the caller is cancelled; large writes likewise keep the write lock.
 """
 
 from __future__ import annotations
 
-import asyncio
 import bisect
 import functools
 import math
@@ -104,7 +104,8 @@ class _Index:
 
 
 class InMemoryVectorStore:
-    """Implements :class:`VectorStore` and :class:`LexicalSearch`. State is lost when the process ends."""
+    """Implements :class:`VectorStore`, :class:`LexicalSearch`, :class:`BulkDocumentWriter`,
+    :class:`DocumentCounter` and :class:`HealthCheck`. State is lost when the process ends."""
 
     def __init__(self, analyzer: Analyzer | None = None) -> None:
         self._indexes: dict[str, _Index] = {}
@@ -163,12 +164,7 @@ class InMemoryVectorStore:
                 return
             # Tokenising megabytes blocks for seconds: a worker thread does it while the write lock is held.
             # A cancelled caller still waits for the thread, so the lock never opens on a half-applied batch.
-            applying = asyncio.ensure_future(asyncio.to_thread(apply))
-            try:
-                await asyncio.shield(applying)
-            except asyncio.CancelledError:
-                await applying
-                raise
+            await run_to_completion(apply)
 
     async def delete_documents(self, index_name: str, document_ids: Sequence[str]) -> int:
         index = self._indexes.get(index_name)
@@ -268,6 +264,10 @@ class InMemoryVectorStore:
         index = self._indexes.get(index_name)
         return 0 if index is None else index.live
 
+    async def document_count(self, index_name: str) -> int:
+        index = self._indexes.get(index_name)
+        return 0 if index is None else len(index.documents)
+
     def stored_vector_bytes(self, index_name: str) -> int:
         """Bytes held for vectors (matrix plus norms), for memory benchmarks."""
         index = self._require(index_name)
@@ -298,7 +298,7 @@ class InMemoryVectorStore:
             raise VectorDimensionMismatchError(index_name, dims, int(query.shape[0]))
         async with index.lock.read():
             if validated is not None and index.used > _INLINE_ROWS:  # $not, a first range: index-sized work
-                candidates = await asyncio.to_thread(self._filter_rows, index, validated)
+                candidates = await run_to_completion(functools.partial(self._filter_rows, index, validated))
             else:
                 candidates = self._filter_rows(index, validated)
             if candidates is not None and candidates.size == 0:
@@ -308,7 +308,8 @@ class InMemoryVectorStore:
             work = index.used if candidates is None else candidates.size
             if work <= _INLINE_ROWS:
                 return self._search_sync(index, query, top_k, candidates)
-            return await asyncio.to_thread(self._search_sync, index, query, top_k, candidates)
+            # Off the event loop; the read lock is held until the thread is done, even on cancellation.
+            return await run_to_completion(functools.partial(self._search_sync, index, query, top_k, candidates))
 
     def _search_sync(
         self,

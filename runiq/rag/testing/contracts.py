@@ -22,6 +22,7 @@ from runiq.rag.limits import MAX_CANDIDATES
 from runiq.rag.stores.base import (
     BulkDocumentWriter,
     DistanceMetric,
+    DocumentCounter,
     DocumentWrite,
     HealthCheck,
     IndexSpec,
@@ -175,6 +176,23 @@ class VectorStoreContract:
         assert await store.count(name) == 3
         hits = await store.search(name, np.array([0, 1, 0], dtype=np.float32), top_k=1)
         assert [(h.chunk_id, h.content) for h in hits] == [("d1#0", "new")]
+
+    async def test_document_count_counts_documents_not_chunks(self, store: VectorStore) -> None:
+        """A store offering ``document_count`` counts each stored document once, chunkless ones too."""
+        if not isinstance(store, DocumentCounter):
+            pytest.skip("this store offers no document count")  # a capability, not a requirement
+        name = await self._index(store)
+        assert await store.document_count(name) == 0
+        await store.replace_document(
+            name, _doc("d1"), [_chunk("d1", 0, "a"), _chunk("d1", 1, "b")], _vectors([1, 0, 0], [0, 1, 0])
+        )
+        await store.replace_document(name, _doc("d1", "h2"), [_chunk("d1", 0, "c")], _vectors([0, 0, 1]))
+        await store.replace_document(name, _doc("d2"), [], np.empty((0, 3), dtype=np.float32))
+        await store.replace_document(name, _doc("d3"), [_chunk("d3", 0, "d")], _vectors([1, 1, 0]))
+        assert (await store.document_count(name), await store.count(name)) == (3, 2)
+        assert await store.delete_documents(name, ["d3", "missing"]) == 1
+        assert await store.document_count(name) == 2
+        assert await store.document_count(_name("missing")) == 0
 
     async def test_health_reports_a_usable_store(self, store: VectorStore) -> None:
         if not isinstance(store, HealthCheck):

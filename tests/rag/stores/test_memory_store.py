@@ -372,9 +372,11 @@ async def test_delete_reports_documents_that_existed() -> None:
 
 
 async def test_unknown_index_reads() -> None:
-    """count and document_hashes of an unknown index are empty; search raises VectorIndexNotFoundError."""
+    """count, document_count and document_hashes of an unknown index are empty; search raises
+    VectorIndexNotFoundError."""
     store = InMemoryVectorStore()
     assert await store.count("nope") == 0
+    assert await store.document_count("nope") == 0
     assert dict(await store.document_hashes("nope")) == {}
     with pytest.raises(VectorIndexNotFoundError):
         await store.search("nope", np.zeros(3, dtype=np.float32), top_k=1)
