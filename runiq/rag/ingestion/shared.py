@@ -27,8 +27,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 
-import structlog
-
+from runiq.logging import get_logger
 from runiq.rag.ingestion.buckets import BucketFilter, SeenDigests
 from runiq.rag.ingestion.operation import (
     MAX_REPORTED_FAILURES,
@@ -46,7 +45,7 @@ from runiq.rag.stores.claims import SharedRun, WorkClaims
 
 __all__ = ["SharedRunWorker", "worker_name"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 _ID_PAGE = 1000  # stored ids read (and unseen ones deleted) per call by the finisher
 _LEAVE_TIMEOUT_SECONDS = 5.0
