@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import structlog
 from structlog.testing import capture_logs
@@ -85,3 +86,16 @@ def test_events_follow_structlog_once_it_is_configured() -> None:
     finally:
         structlog.configure(**saved)
     assert captured == [{"event": "sample.event", "count": 3, "log_level": "info"}]
+
+
+def test_library_and_plugin_modules_log_only_through_runiq_logging() -> None:
+    """A module calling structlog.get_logger directly would print to stdout in an unconfigured host."""
+    root = Path(__file__).resolve().parents[1]
+    modules = [*root.glob("runiq/**/*.py"), *root.glob("plugins/*/runiq_*/**/*.py")]
+    direct = [
+        str(path.relative_to(root))
+        for path in modules
+        if "structlog.get_logger(" in path.read_text(encoding="utf-8") and path.name != "logging.py"
+    ]
+    assert modules
+    assert direct == []
