@@ -17,6 +17,7 @@ import structlog
 
 from runiq.errors import translated
 from runiq.plugins.registry import ProviderKind, ProviderRegistry
+from runiq.rag.chunking.context import INDEXED_TEXT_VERSION
 from runiq.rag.embeddings.base import EmbeddingClient
 from runiq.rag.embeddings.batching import EmbeddingBatcher
 from runiq.rag.errors import (
@@ -46,7 +47,7 @@ class IndexResources:
         """What, besides content, decides a document's chunks and vectors."""
         spec = self.spec
         return (
-            f"{self.definition.chunking.fingerprint};model={spec.embedding_model};"
+            f"{self.definition.chunking.fingerprint};{INDEXED_TEXT_VERSION};model={spec.embedding_model};"
             f"dims={spec.dimensions};metric={spec.metric.value}"
         )
 
