@@ -11,6 +11,9 @@ sharded ``NNNN/NNNNNNN.txt``, 1,000 per subdirectory, so they are read with ``re
   synthetic Zipfian vocabulary (``source="synthetic"``).
 * :func:`line_corpus`: one-line files (about 60-100 characters of synthetic words, numbered or not).
 * :func:`cisi_documents`: one file per CISI document, ``title\\n\\ntext`` (the BEIR convention).
+* :func:`document_files`: one file per document of any BEIR collection, the title as a Markdown
+  ``# `` heading or a plain first line, as a person writing the file would put it
+  (``beir_eval.py --source files``).
 
 :func:`chunk_texts` reproduces, outside any timer, the chunks ingestion produces from those files:
 each file becomes the document :class:`~runiq.rag.DirectorySource` yields (id = relative path,
@@ -27,10 +30,18 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks._beir import load_beir
+from benchmarks._beir import BeirCollection, load_beir
 from runiq.rag import ChunkingOptions, RagDocument, TextChunker
 
-__all__ = ["chunk_corpus", "chunk_texts", "cisi_documents", "corpus_files", "line_corpus"]
+__all__ = [
+    "chunk_corpus",
+    "chunk_texts",
+    "cisi_documents",
+    "corpus_files",
+    "line_corpus",
+    "document_files",
+    "document_path",
+]
 
 _MARKER = ".complete.json"
 _SHARD = 1000
@@ -129,6 +140,31 @@ def cisi_documents(data_dir: Path, cisi: Path, limit: int | None = None) -> Path
     params = {"kind": "cisi", "collection": str(cisi.resolve()), "documents": len(ids)}
     root = data_dir / f"cisi-{len(ids)}"
     return _written(root, params, lambda r: _write_sharded(r, (collection.document_text(d) for d in ids)))
+
+
+def document_path(ordinal: int, suffix: str) -> str:
+    """The relative path (the document id a directory source gives) of the ``ordinal``-th document's file."""
+    return f"{ordinal // _SHARD:04d}/{ordinal:07d}{suffix}"
+
+
+def document_files(data_dir: Path, collection: BeirCollection, *, markdown: bool = True) -> Path:
+    """One file per document, in corpus order (:func:`document_path`), written as a person would: in
+    Markdown (``.md``) the title is a ``# `` heading, in plain text (``.txt``) the first line; a blank
+    line, then the text. A document without a title is its text alone. File names are ordinals."""
+    ids = list(collection.corpus)
+    suffix = ".md" if markdown else ".txt"
+    params = {"kind": "documents", "collection": collection.name, "documents": len(ids), "suffix": suffix}
+    root = data_dir / f"{collection.name}-{suffix[1:]}"
+
+    def write(root: Path) -> None:
+        for ordinal, doc_id in enumerate(ids):
+            title, text = collection.corpus[doc_id]
+            path = root / document_path(ordinal, suffix)
+            path.parent.mkdir(exist_ok=True)
+            heading = ("# " if markdown else "") + title.strip()
+            path.write_text(f"{heading}\n\n{text}\n" if title.strip() else f"{text}\n", encoding="utf-8")
+
+    return _written(root, params, write)
 
 
 def chunk_texts(root: Path, options: ChunkingOptions) -> list[str]:

@@ -52,6 +52,7 @@ if __package__ in (None, ""):  # run as a script: make the repository root impor
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks._beir import BeirCollection, dedupe_documents, evaluate, load_beir
+from benchmarks._corpus_files import document_files, document_path
 from runiq.hosting import HostBuilder
 from runiq.plugins.registry import ProviderKind, ProviderRegistry
 from runiq.rag import (
@@ -83,6 +84,7 @@ __all__ = [
 ]
 
 CACHE_DIR = Path(__file__).resolve().parent / ".cache"
+FILES_DIR = CACHE_DIR / "files"
 MODES = {
     "semantic": RagRetrievalMode.SEMANTIC,
     "lexical": RagRetrievalMode.LEXICAL,
@@ -247,6 +249,9 @@ class EvalOptions:
     query_syntax: str = "plain"  # or "runiq"
     analyzer: str = "default"
     cache_dir: Path = CACHE_DIR
+    source: str = "documents"  # or "files": one Markdown file per document, default chunking
+    files_dir: Path = FILES_DIR
+    file_format: str = "markdown"  # or "text"
 
 
 def _index_name(collection: str) -> str:
@@ -269,15 +274,11 @@ async def evaluate_runiq(collection: BeirCollection, options: EvalOptions) -> li
     builtin_only = options.store == "memory" and options.embedding in ("hashing", "none")
     builder = HostBuilder(plugins=plugins, load_entry_points=not builtin_only)
 
-    documents = [
-        RagDocument(document_id=doc_id, content=collection.document_text(doc_id), title=title or None)
-        for doc_id, (title, _) in collection.corpus.items()
-    ]
-    longest = max((len(d.content) for d in documents), default=1)
     name = _index_name(collection.name)
+    file_ids = _file_ids(collection, options)
 
     def configure(index: Any) -> None:
-        index.use_documents(documents).configure_chunking(max_characters=max(longest + 1, 1000), overlap=0)
+        _use_source(index, collection, options)
         if embedding is not None:
             index.use_embedding(embedding)
         else:
@@ -297,11 +298,13 @@ async def evaluate_runiq(collection: BeirCollection, options: EvalOptions) -> li
         progress = operation.progress
         if operation.state is not RagIngestionState.COMPLETED:
             raise RuntimeError(f"ingestion ended {operation.state.value}: {progress}")
-        indexed = sum(1 for d in documents if d.content.strip())
+        indexed = sum(1 for doc_id in collection.corpus if collection.document_text(doc_id).strip())
         depth = options.top_k * max(1, math.ceil(progress.produced_chunks / max(indexed, 1)))
         retriever = host.services.get(RagRetriever)
         for mode in modes:
             run, failed, seconds = await _run_queries(retriever, name, collection, MODES[mode], depth, options)
+            if file_ids:
+                run = {query: [file_ids[path] for path in ranked] for query, ranked in run.items()}
             metrics = evaluate(run, collection.qrels, recall_k=options.top_k)
             results.append(
                 {
@@ -312,6 +315,8 @@ async def evaluate_runiq(collection: BeirCollection, options: EvalOptions) -> li
                     "qps": len(collection.queries) / seconds if seconds > 0 else None,
                     "embedding": options.embedding if mode != "lexical" else None,
                     "analyzer": options.analyzer,
+                    "source": options.source,
+                    "file_format": options.file_format if options.source == "files" else None,
                     "query_syntax": options.query_syntax,
                     "failed_queries": failed,
                     "ingest_seconds": ingest_seconds,
@@ -319,6 +324,31 @@ async def evaluate_runiq(collection: BeirCollection, options: EvalOptions) -> li
                 }
             )
     return results
+
+
+def _file_suffix(options: EvalOptions) -> str:
+    return ".md" if options.file_format == "markdown" else ".txt"
+
+
+def _file_ids(collection: BeirCollection, options: EvalOptions) -> dict[str, str]:
+    """``--source files``: the document id of each file (its relative path) -> the corpus id; else empty."""
+    if options.source != "files":
+        return {}
+    return {document_path(i, _file_suffix(options)): doc_id for i, doc_id in enumerate(collection.corpus)}
+
+
+def _use_source(index: Any, collection: BeirCollection, options: EvalOptions) -> None:
+    if options.source == "files":  # what users do: a directory of files and the default chunking
+        root = document_files(options.files_dir, collection, markdown=options.file_format == "markdown")
+        index.use_directory(root, "*" + _file_suffix(options), recursive=True)
+        return
+    # The whole-document harness: documents handed over in memory, one chunk per document.
+    documents = [
+        RagDocument(document_id=doc_id, content=collection.document_text(doc_id), title=title or None)
+        for doc_id, (title, _) in collection.corpus.items()
+    ]
+    longest = max((len(d.content) for d in documents), default=1)
+    index.use_documents(documents).configure_chunking(max_characters=max(longest + 1, 1000), overlap=0)
 
 
 async def _run_queries(
@@ -405,6 +435,8 @@ def _label(row: dict[str, Any]) -> str:
         parts.append(f"embedding={row['embedding']}")
     if row.get("analyzer", "default") != "default":
         parts.append(f"analyzer={row['analyzer']}")
+    if row.get("source", "documents") != "documents":
+        parts.append(f"source={row['source']}:{row.get('file_format')}")
     if row.get("query_syntax", "plain") != "plain":
         parts.append(f"query-syntax={row['query_syntax']}")
     if row.get("failed_queries"):
@@ -458,6 +490,20 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="runiq lexical analyzer (store options); repeat to compare several (default: default)",
     )
     parser.add_argument("--bm25s-stemmer", action="store_true", help="add a bm25s row with an English stemmer")
+    parser.add_argument(
+        "--source",
+        choices=["documents", "files"],
+        default="documents",
+        help="documents: one chunk per document (default); files: one Markdown file per document in a "
+        "directory, ingested with use_directory and the default chunking (the path users take)",
+    )
+    parser.add_argument("--files-dir", type=Path, default=FILES_DIR, help="where --source files writes the files")
+    parser.add_argument(
+        "--file-format",
+        choices=["markdown", "text"],
+        default="markdown",
+        help="--source files: .md with the title as a '# ' heading (default), or .txt with the title as first line",
+    )
     parser.add_argument("--split", default="test")
     parser.add_argument("--json", metavar="FILE", type=Path)
     return parser.parse_args(argv)
@@ -484,6 +530,9 @@ async def run_all(args: argparse.Namespace, collection: BeirCollection) -> list[
             top_k=args.top_k,
             query_syntax=args.query_syntax,
             analyzer=analyzer,
+            source=args.source,
+            files_dir=args.files_dir,
+            file_format=args.file_format,
         )
         results.extend(await evaluate_runiq(collection, options))
     return results

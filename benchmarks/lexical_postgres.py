@@ -63,7 +63,7 @@ from runiq.rag import (
     add_runiq_rag,
 )
 from runiq.rag.embeddings.hashing import HashingEmbedder
-from runiq.rag.lexical import parse_lexical_query
+from runiq.rag.lexical import DEFAULT_ANALYZER, analyse_query, parse_lexical_query
 from runiq.rag.runtime import IndexRuntime
 
 INDEX = "cisi"
@@ -124,7 +124,7 @@ def bm25s_system(texts: list[str]) -> Callable[[str], None]:
 
 def llamaindex_sql(table: str, text: str) -> str | None:
     """LlamaIndex's sparse query shape over the store's tsvector column, tsquery inlined (planned per query)."""
-    terms = query_terms(parse_lexical_query(text)).terms
+    terms = query_terms(analyse_query(parse_lexical_query(text), DEFAULT_ANALYZER)).terms
     if not terms:
         return None
     literal = " | ".join(quote_lexeme(t) for t in terms).replace("'", "''")

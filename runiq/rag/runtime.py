@@ -16,6 +16,7 @@ from typing import Any
 from runiq.errors import translated
 from runiq.logging import get_logger
 from runiq.plugins.registry import ProviderKind, ProviderRegistry
+from runiq.rag.chunking.context import INDEXED_TEXT_VERSION
 from runiq.rag.embeddings.base import EmbeddingClient
 from runiq.rag.embeddings.batching import EmbeddingBatcher
 from runiq.rag.errors import (
@@ -45,7 +46,7 @@ class IndexResources:
         """What, besides content, decides a document's chunks and vectors."""
         spec = self.spec
         return (
-            f"{self.definition.chunking.fingerprint};model={spec.embedding_model};"
+            f"{self.definition.chunking.fingerprint};{INDEXED_TEXT_VERSION};model={spec.embedding_model};"
             f"dims={spec.dimensions};metric={spec.metric.value}"
         )
 

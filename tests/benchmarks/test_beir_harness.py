@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks import _beir, beir_eval  # noqa: E402
+from benchmarks import _beir, _corpus_files, beir_eval  # noqa: E402
 from runiq.rag import EmbeddingInputKind, HashingEmbedder  # noqa: E402
 
 CORPUS = [
@@ -109,6 +109,24 @@ async def test_runiq_lexical_in_memory_on_the_tiny_collection(collection_dir: Pa
     assert row["recall@100"] == pytest.approx(0.75)
     assert row["qps"] > 0
     assert row["failed_queries"] == 0
+
+
+@pytest.mark.parametrize("file_format", ["markdown", "text"])
+async def test_runiq_through_a_directory_of_files(collection_dir: Path, tmp_path: Path, file_format: str) -> None:
+    """--source files: one file per document (the title as a '# ' heading or a first line), read with
+    use_directory and the default chunking; hits map back from file paths to corpus ids."""
+    collection = _beir.load_beir(collection_dir)
+    options = beir_eval.EvalOptions(
+        modes=["lexical"], embedding="none", source="files", files_dir=tmp_path, file_format=file_format
+    )
+    (row,) = await beir_eval.evaluate_runiq(collection, options)
+    assert row["source"] == "files" and row["file_format"] == file_format
+    assert row["chunks"] == 4
+    assert row["ndcg@10"] == pytest.approx(0.75)
+    suffix = ".md" if file_format == "markdown" else ".txt"
+    written = (tmp_path / f"tiny-beir-{suffix[1:]}" / _corpus_files.document_path(2, suffix)).read_text()
+    heading = "# Cafeteria" if file_format == "markdown" else "Cafeteria"
+    assert written == f"{heading}\n\nThe cafeteria opens at noon and serves soup.\n"
 
 
 def test_bm25s_baseline_on_the_tiny_collection(collection_dir: Path) -> None:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, nullcontext
 
 import pytest
 
-from runiq.rag import HashingEmbedder, InMemoryVectorStore
+from runiq.rag import HashingEmbedder, InMemoryVectorStore, VectorStore
+from runiq.rag.lexical import LexicalOptions
 from runiq.rag.testing import (
     EmbeddingClientContract,
+    LexicalAnalyzerContract,
     LexicalSearchContract,
     MetadataFilterContract,
     VectorStoreContract,
@@ -25,6 +28,12 @@ class TestInMemoryLexical(LexicalSearchContract):
     @pytest.fixture
     async def store(self) -> AsyncIterator[InMemoryVectorStore]:
         yield InMemoryVectorStore()
+
+
+class TestInMemoryLexicalAnalyzers(LexicalAnalyzerContract):
+    @pytest.fixture
+    def open_store(self) -> Callable[[LexicalOptions], AbstractAsyncContextManager[VectorStore]]:
+        return lambda options: nullcontext(InMemoryVectorStore(options.analyzer()))
 
 
 class TestInMemoryFilters(MetadataFilterContract):

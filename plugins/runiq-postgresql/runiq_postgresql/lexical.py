@@ -3,8 +3,10 @@
 Each chunk gets a ``tsvector`` built here, sent in the binary wire format (never through a text-search
 configuration):
 
-* whole words (``primary_tokens``: ``pol-hr-014``, ``filename.cs``) take positions 1, 2, 3, ... with
-  weight ``B``, so an exact phrase is the tsquery ``'a':B <-> 'b':B`` over whole words only;
+* each word's term (:meth:`~runiq.rag.lexical.tokenizer.Analyzer.whole_terms`: ``pol-hr-014``,
+  ``filename.cs``, stemmed plain words) takes the word's position 1, 2, 3, ... with weight ``B``, so
+  an exact phrase is the tsquery ``'a':B <-> 'b':B`` over whole-word terms only, the phrase semantics
+  of :mod:`runiq.rag.lexical.analysed`;
 * identifier parts (``pol``, ``hr``, ``014``; ``rag``, ``retriever``) get weight ``D`` positions
   (the lowest free ones): they carry the part's frequency and are searchable, but never satisfy a
   phrase, which only looks at ``B`` positions.
@@ -12,6 +14,7 @@ configuration):
 A lexeme's number of positions is its term frequency, and ``term_count`` is the analyzer's BM25
 length (whole words that are not stop words; identifier parts share their word's position), exactly
 as the in-memory BM25 index counts them. This is the ``simple`` idea with identifier-aware tokens;
+the text tokenised is the chunk's indexed text (:func:`~runiq.rag.chunking.context.indexed_text`);
 stop words stay in the ``tsvector`` (so phrases and stop-word-only queries work) but queries drop
 them, and the optional stemmer rewrites plain words before they are written.
 
@@ -32,8 +35,9 @@ from itertools import chain
 import numpy as np
 import numpy.typing as npt
 
+from runiq.rag.lexical.analysed import AnalysedQuery
+from runiq.rag.lexical.fragments import identifier_words
 from runiq.rag.lexical.options import DEFAULT_ANALYZER
-from runiq.rag.lexical.query import MAX_QUERY_TERMS, LexicalQuery
 from runiq.rag.lexical.tokenizer import Analyzer
 
 __all__ = [
@@ -42,7 +46,6 @@ __all__ = [
     "SlicePostings",
     "SliceTerms",
     "chunk_terms",
-    "identifier_like",
     "identifier_text",
     "or_query",
     "query_terms",
@@ -55,7 +58,6 @@ MAX_LEXEME_BYTES = 2046
 MAX_POSITION = 16383
 MAX_POSITIONS_PER_LEXEME = 256
 _MAX_TSVECTOR_BYTES = 900_000  # PostgreSQL refuses tsvectors over 1 MB
-_IDENTIFIER_MARKS = frozenset("-._:/#@+")
 
 
 def quote_lexeme(term: str) -> str:
@@ -185,7 +187,7 @@ def chunk_terms(content: str, analyzer: Analyzer = DEFAULT_ANALYZER) -> ChunkTer
         tsvector=_COUNT.pack(len(entries)) + b"".join(entries),
         term_count=length,
         lexemes=tuple(lexemes),
-        identifiers=identifier_text(content),
+        identifiers=identifier_text(wholes),  # an identifier-like word's term is the word, case-folded
         frequencies=tuple(counts),
     )
 
@@ -329,21 +331,26 @@ def tsvector_literal(binary: bytes) -> str:
 
 @dataclass(frozen=True, slots=True)
 class QueryTerms:
-    """What a search needs: distinct terms (in query order) with query frequencies, the candidate
-    tsquery, and phrases."""
+    """What a search sends to the server for an analysed query: the terms PostgreSQL can hold (in
+    query order) with their query frequencies, the candidate tsquery, and the fragment's pattern."""
 
     terms: tuple[str, ...]
     frequencies: tuple[int, ...]
     match: str  # tsquery literal selecting candidates ('' when nothing can match)
     has_phrases: bool
-    substring: str | None  # LIKE pattern for the identifier safety net, or None
+    substring: str | None  # LIKE pattern for the identifier fragment, or None
 
 
-def query_terms(query: LexicalQuery, analyzer: Analyzer = DEFAULT_ANALYZER) -> QueryTerms:
-    counts = Counter(t for t in analyzer.query_terms(query.text)[:MAX_QUERY_TERMS] if _indexable(t))
-    terms = tuple(counts)  # first-occurrence order: BM25 sums in it, as the in-memory index does
-    phrases = [tuple(analyzer.term(w) for w in phrase) for phrase in query.phrase_tokens]
-    phrases = [tuple(w for w in phrase if _indexable(w)) for phrase in phrases]
+def query_terms(query: AnalysedQuery) -> QueryTerms:
+    """The server's side of an :class:`~runiq.rag.lexical.analysed.AnalysedQuery`.
+
+    A phrase is ``'a':B <-> 'b':B`` over whole-word positions (weight B): the analysed terms at
+    consecutive word positions, as the query's phrase semantics say. Lexemes PostgreSQL cannot hold
+    (over 2,046 bytes) are left out: no chunk has them in its ``tsvector``.
+    """
+    kept = [(term, qtf) for term, qtf in zip(query.terms, query.weights, strict=True) if _indexable(term)]
+    terms = tuple(term for term, _ in kept)
+    phrases = [tuple(w for w in phrase if _indexable(w)) for phrase in query.phrases]
     phrases = [p for p in phrases if p]
     if phrases:
         match = " & ".join("(" + " <-> ".join(f"{quote_lexeme(w)}:B" for w in phrase) + ")" for phrase in phrases)
@@ -351,10 +358,10 @@ def query_terms(query: LexicalQuery, analyzer: Analyzer = DEFAULT_ANALYZER) -> Q
         match = or_query(terms)
     return QueryTerms(
         terms=terms,
-        frequencies=tuple(counts[t] for t in terms),
+        frequencies=tuple(qtf for _, qtf in kept),
         match=match,
         has_phrases=bool(phrases),
-        substring=None if phrases else substring_pattern(query.free_text),
+        substring=None if query.fragment is None else substring_pattern(query.fragment),
     )
 
 
@@ -363,70 +370,19 @@ def or_query(terms: Iterable[str]) -> str:
     return " | ".join(quote_lexeme(t) for t in terms)
 
 
-def identifier_like(word: str) -> bool:
-    """Whether a whitespace-free word looks like an identifier: it holds one of ``-._:/#@+`` or a
-    decimal digit (``POL-HR-014``, ``filename.cs``, ``CS1503``), or is camelCase (a capital after its
-    first character and a lower-case letter: ``IRagRetriever``). Plain words (``policy``, ``Policy``,
-    ``HTML``) do not.
-
-    One rule for both sides of the substring path: queries that pass it are matched against the
-    chunk's :func:`identifier_text`, which keeps exactly the words that pass it.
-    """
-    for ch in word:
-        if ch in _IDENTIFIER_MARKS or ch.isdecimal():
-            return True
-    return any(ch.isupper() for ch in word[1:]) and any(ch.islower() for ch in word)
-
-
-_plain_words: set[str] = set()  # words known not to be identifier-like, bounded like the analyzer's cache
-_PLAIN_CACHE_SIZE = 1 << 17
-# Only short words are remembered: a "word" is whatever lies between whitespace, so text without
-# spaces (Chinese, Japanese, minified code) makes whole paragraphs into words that never recur,
-# and caching those would hold megabytes for nothing.
-_PLAIN_CACHE_WORD_CHARS = 64
-
-
-def identifier_text(content: str) -> str:
-    """The chunk's distinct identifier-like words (:func:`identifier_like`), lower-cased, sorted, space-separated.
+def identifier_text(words: Iterable[str]) -> str:
+    """A chunk's identifier-like words (:func:`~runiq.rag.lexical.fragments.identifier_words`),
+    space-separated: the column an identifier fragment is matched against with ``LIKE``.
 
     This column, not the whole content, is what the trigram index covers: it is a few percent of
-    prose, so the index builds in a fraction of the time (the largest single cost of a first load
-    was the trigram index over all content) and stays small. Nothing a substring query can match is
-    lost: the query is one whitespace-free identifier-like word, so any occurrence lies inside one
-    whitespace-delimited word of the content that holds the same mark or digit and is therefore
-    kept. The one narrowing is case: a camelCase fragment with neither mark nor digit
-    (``RagRetriev``) matches words written in mixed case (``IRagRetriever``), no longer the same
-    letters written all lower- or upper-case (the whole word is still found through its token).
-    Both sides are lower-cased by Python, so where Unicode lower-casing depends on context (a final
-    ``Σ``) or differs from the server's collation (``İ``), a fragment and its word can disagree, as
-    the content path (the server's ``lower``) could too. Rows written before schema version 4 have
-    no identifiers and are matched on their content.
+    prose, so the index builds in a fraction of the time and stays small. A fragment holds no space,
+    so it never matches across two words. Rows written before schema version 4 have no identifiers
+    and are matched on their content.
     """
-    candidates = set(content.split())
-    candidates -= _plain_words
-    if not candidates:
-        return ""
-    found: list[str] = []
-    for word in candidates:
-        if identifier_like(word):
-            found.append(word)
-        elif len(word) <= _PLAIN_CACHE_WORD_CHARS:
-            if len(_plain_words) >= _PLAIN_CACHE_SIZE:
-                _plain_words.clear()
-            _plain_words.add(word)
-    # Sorted: sets iterate in a per-process hash order, and the column must not depend on it.
-    return " ".join(sorted(word.lower() for word in found)) if found else ""
+    return " ".join(identifier_words(words))
 
 
-def substring_pattern(text: str) -> str | None:
-    """A case-insensitive ``LIKE`` pattern when ``text`` is one identifier-like word (``CS1503``, ``a.cs``).
-
-    Tokens already find identifiers whole and by parts; this catches the rest (a fragment such as
-    ``HR-01`` or ``name.c``) through the trigram index over :func:`identifier_text`. Plain words and
-    sentences never use it.
-    """
-    word = text.strip()
-    if len(word) < 3 or len(word) > 200 or any(ch.isspace() for ch in word) or not identifier_like(word):
-        return None
-    escaped = word.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+def substring_pattern(fragment: str) -> str:
+    """The ``LIKE`` pattern finding ``fragment`` (already case-folded) inside the identifier column."""
+    escaped = fragment.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return f"%{escaped}%"

@@ -1,11 +1,12 @@
 """Exact BM25 over the query terms' postings, summed with numpy, and the top k cut in batches.
 
-The formula and the order of every floating-point operation are those of the in-memory index
-(``runiq.rag.lexical.bm25``): ``idf = ln(1 + (N - df + 0.5) / (df + 0.5)) * qtf`` per term (Python's
-``math.log``), ``idf * tf / (tf + k1 * (1 - b + b * dl / avgdl))`` per posting, summed per chunk in
-query-term order (``np.bincount`` adds in input order). N, df and the total length come from the
-statistics read in the same snapshot as the postings, so scores are exact whatever was written
-since a block was built.
+The formula is the core's (:mod:`runiq.rag.lexical.bm25`: :func:`bm25_idf`, :func:`bm25_length_norm`,
+:func:`bm25_term_score`, the default :class:`BM25Parameters`), evaluated over each term's postings as
+the in-memory index evaluates it, times the query frequency when the query repeats the term, and
+summed per chunk in query-term order (``np.bincount`` adds in input order, as ``np.add.at`` does in
+memory), so every score equals the in-memory store's bit for bit. N, df and the total length come
+from the statistics read in the same snapshot as the postings, so scores are exact whatever was
+written since a block was built.
 
 Ranking is by score rounded to nine decimals, then ``(document_id, chunk_id)``: identities live in
 the chunk table, so the store hands candidates to the server in batches of descending score
@@ -23,12 +24,14 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from runiq.rag.lexical.bm25 import BM25Parameters, bm25_idf, bm25_length_norm, bm25_term_score
 from runiq_postgresql.postings import Gathered
 
-__all__ = ["BM25_B", "BM25_K1", "Batch", "Candidates", "batches", "idf", "score"]
+__all__ = ["BM25", "BM25_B", "BM25_K1", "Batch", "Candidates", "batches", "score"]
 
-BM25_K1 = 1.5
-BM25_B = 0.75
+BM25 = BM25Parameters()  # the phrase SQL (``queries``) writes the same k1 and b
+BM25_K1 = BM25.k1
+BM25_B = BM25.b
 _TIE_MARGIN = 2e-9  # two scores with equal nine-decimal rounding differ by less than 1e-9
 _DENSE_SPAN_PER_POSTING = 4  # a dense accumulator is used while the row-id span is at most this per posting
 
@@ -55,29 +58,24 @@ class Batch:
     floor: float
 
 
-def idf(chunk_count: int, df: int, qtf: int) -> float:
-    """The in-memory index's term weight, bit for bit."""
-    return math.log(1.0 + (chunk_count - df + 0.5) / (df + 0.5)) * qtf
+def score(
+    postings: Gathered, frequencies: Mapping[str, int], chunk_count: int, total_terms: int, dfs: Mapping[str, int]
+) -> Candidates:
+    """Sum the BM25 contributions per chunk, term by term in ``postings`` order (query order).
 
-
-def score(postings: Gathered, weights: Mapping[str, float], chunk_count: int, total_terms: int) -> Candidates:
-    """Sum the weighted BM25 contributions per chunk, lexeme by lexeme in ``postings`` order.
-
-    Computed in place on the gathered arrays, with the in-memory index's operations and operands
-    (``*``, ``+`` commute exactly in IEEE arithmetic), so each contribution is bit-identical to it.
+    ``frequencies`` holds each term's query frequency, ``dfs`` its document frequency.
     """
     if not postings.terms or chunk_count <= 0:
         return Candidates(np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64))
     avgdl = total_terms / chunk_count if total_terms else 1.0
-    norm = np.multiply(postings.lengths, BM25_B)  # -> tf + k1 * (1 - b + b * dl / avgdl)
-    norm /= avgdl
-    norm += 1.0 - BM25_B
-    norm *= BM25_K1
-    norm += postings.tfs
-    values = postings.tfs  # -> idf * tf / (tf + norm)
+    norm = bm25_length_norm(postings.lengths, avgdl, BM25)
+    values = np.empty_like(postings.tfs)
     for term, start, stop in zip(postings.terms, postings.starts, postings.starts[1:], strict=False):
-        values[start:stop] *= weights[term]
-    values /= norm
+        idf = bm25_idf(chunk_count, dfs[term])
+        values[start:stop] = bm25_term_score(idf, postings.tfs[start:stop], norm[start:stop])
+        qtf = frequencies[term]
+        if qtf != 1:
+            values[start:stop] *= qtf
     return _summed(postings.rows, values, postings.dead)
 
 

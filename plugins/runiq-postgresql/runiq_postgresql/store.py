@@ -32,9 +32,11 @@ import asyncpg
 import numpy.typing as npt
 
 from runiq.logging import get_logger
+from runiq.rag.chunking.context import chunk_indexed_text
 from runiq.rag.documents import MetadataValue, RagChunk
 from runiq.rag.errors import RagConfigurationError, RagValidationError, VectorIndexNotFoundError
 from runiq.rag.ingestion.operation import RagIngestionOperation
+from runiq.rag.lexical.analysed import analyse_query
 from runiq.rag.lexical.query import LexicalQuery
 from runiq.rag.stores import scoring
 from runiq.rag.stores.base import (
@@ -63,7 +65,6 @@ from runiq_postgresql.rows import (
     PreparedDocument,
     add_row_ids,
     add_terms,
-    chunk_content,
     filter_json,
     prepare_many,
     query_vector,
@@ -501,7 +502,7 @@ class PostgresVectorStore(WorkClaimsMixin):
 
     async def _prepare(self, index: _Index, items: Sequence[_Item]) -> _Prepared:
         """Rows and lexical terms of a few documents; more than a handful of chunks are prepared off the loop."""
-        contents = [chunk_content(chunk) for _, chunks, _ in items for chunk in chunks]
+        contents = [chunk_indexed_text(chunk) for _, chunks, _ in items for chunk in chunks]
         if len(contents) <= _THREAD_PREPARE_CHUNKS:
             return _with_terms(prepare_many(index.spec, items), slice_terms(contents, self._analyzer))
         preparing = self._start_preparing(index, items, contents)
@@ -514,7 +515,7 @@ class PostgresVectorStore(WorkClaimsMixin):
     def _start_preparing(self, index: _Index, items: Sequence[_Item], contents: list[str] | None = None) -> _Preparing:
         """Rows in a thread and lexical terms in the helper process (or a thread), at the same time."""
         if contents is None:
-            contents = [chunk_content(chunk) for _, chunks, _ in items for chunk in chunks]
+            contents = [chunk_indexed_text(chunk) for _, chunks, _ in items for chunk in chunks]
         return _Preparing(
             rows=asyncio.ensure_future(asyncio.to_thread(prepare_many, index.spec, items)),
             terms=asyncio.ensure_future(self._terms(contents)),
@@ -760,9 +761,10 @@ class PostgresVectorStore(WorkClaimsMixin):
         index = await self._require(index_name)
         validate_top_k(top_k)
         where = filter_json(validate_filters(filters))
-        if query.is_empty:
+        analysed = analyse_query(query, self._analyzer)
+        if analysed.is_empty:
             return []
-        terms = query_terms(query, self._analyzer)
+        terms = query_terms(analysed)
         rows: list[Any] = []
         async with self.read_router.connection() as conn:
             if terms.match:
@@ -784,12 +786,12 @@ class PostgresVectorStore(WorkClaimsMixin):
             if not rows:
                 return []
             chunks, total = int(rows[0]["chunks"]), int(rows[0]["total"])
-            weights = _weights(terms, chunks, {row["term"]: row["df"] for row in rows})
+            dfs = {row["term"]: int(row["df"]) for row in rows}
             first = top_k + 4 if where is None else 4 * top_k + 16
             if sum(len(block["rows"]) for block in blocks) > _THREAD_SCORE_BYTES:
-                batches = await asyncio.to_thread(_ranked, blocks, weights, (chunks, total), first)
+                batches = await asyncio.to_thread(_ranked, blocks, terms, dfs, (chunks, total), first)
             else:
-                batches = _ranked(blocks, weights, (chunks, total), first)
+                batches = _ranked(blocks, terms, dfs, (chunks, total), first)
             return await self._best_rows(conn, index, batches, top_k, where)
 
     async def _read_blocks(
@@ -864,21 +866,15 @@ def _lexemes(old: asyncpg.Record | None) -> list[str]:
     return [] if old is None else list(old["lexemes"])
 
 
-def _weights(terms: QueryTerms, chunks: int, dfs: Mapping[str, int]) -> dict[str, float]:
-    """Each query term some chunk holds, with its idf * qtf, in query order (the order scores are summed in)."""
-    return {
-        term: ranking.idf(chunks, dfs[term], qtf)
-        for term, qtf in zip(terms.terms, terms.frequencies, strict=True)
-        if dfs.get(term, 0) > 0
-    }
-
-
 def _ranked(
-    blocks: Sequence[Any], weights: Mapping[str, float], statistics: tuple[int, int], first: int
+    blocks: Sequence[Any], terms: QueryTerms, dfs: Mapping[str, int], statistics: tuple[int, int], first: int
 ) -> Iterator[ranking.Batch]:
-    """The candidates' batches, best first, the first one already cut (the costly part, off the loop)."""
+    """The candidates' batches, best first, the first one already cut (the costly part, off the loop).
+
+    The terms some chunk holds are scored, in query order (the order scores are summed in)."""
     chunks, total = statistics
-    candidates = ranking.score(postings.gather(blocks, list(weights)), weights, chunks, total)
+    frequencies = {t: qtf for t, qtf in zip(terms.terms, terms.frequencies, strict=True) if dfs.get(t, 0) > 0}
+    candidates = ranking.score(postings.gather(blocks, list(frequencies)), frequencies, chunks, total, dfs)
     batches = ranking.batches(candidates, first)
     return chain([next(batches)], batches)
 

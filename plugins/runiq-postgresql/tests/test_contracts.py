@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager
 
 import pytest
 
-from runiq.rag.testing import LexicalSearchContract, VectorStoreContract
+from runiq.rag.lexical import LexicalOptions
+from runiq.rag.testing import LexicalAnalyzerContract, LexicalSearchContract, VectorStoreContract
 from runiq_postgresql import PostgresStoreOptions, PostgresVectorStore
 
 
@@ -42,3 +44,16 @@ class TestPostgresLexicalBulk(LexicalSearchContract):
     async def store(self, options: PostgresStoreOptions) -> AsyncIterator[PostgresVectorStore]:
         async with PostgresVectorStore(options.model_copy(update={"bulk_copy_threshold": 1})) as store:
             yield store
+
+
+class TestPostgresLexicalAnalyzers(LexicalAnalyzerContract):
+    """The analyzer options (stemming, stop words) mean what they mean in memory."""
+
+    @pytest.fixture
+    def open_store(
+        self, options: PostgresStoreOptions
+    ) -> Callable[[LexicalOptions], AbstractAsyncContextManager[PostgresVectorStore]]:
+        def opened(lexical: LexicalOptions) -> PostgresVectorStore:
+            return PostgresVectorStore(options.model_copy(update=lexical.model_dump()))
+
+        return opened

@@ -1,22 +1,24 @@
-"""Pure lexical term building: tsvector literals, tsquery literals and the substring safety net."""
+"""Pure lexical term building: tsvector literals, tsquery literals and the identifier fragment column."""
 
 from __future__ import annotations
 
 from collections import Counter
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from runiq.rag import parse_lexical_query
-from runiq.rag.lexical import LexicalOptions, tokenize
+from runiq.rag.lexical import DEFAULT_ANALYZER, Analyzer, LexicalOptions, analyse_query, tokenize
+from runiq.rag.lexical.fragments import identifier_words
 from runiq_postgresql.lexical import (
+    QueryTerms,
     chunk_terms,
-    identifier_text,
     query_terms,
     quote_lexeme,
     substring_pattern,
     tsvector_literal,
 )
+
+
+def _query(text: str, analyzer: Analyzer = DEFAULT_ANALYZER) -> QueryTerms:
+    return query_terms(analyse_query(parse_lexical_query(text), analyzer))
 
 
 def _entries(binary: bytes) -> dict[str, str]:
@@ -52,8 +54,8 @@ def test_stop_words_are_stored_but_not_counted_and_queries_drop_them() -> None:
     terms = chunk_terms("the policy of the company")
     assert _entries(terms.tsvector)["'the'"] == "1B,4B"
     assert terms.term_count == 2
-    assert query_terms(parse_lexical_query("the policy")).terms == ("policy",)
-    assert query_terms(parse_lexical_query("the who")).terms == ("the", "who")
+    assert _query("the policy").terms == ("policy",)
+    assert _query("the who").terms == ("the", "who")
 
 
 def test_a_stemming_analyzer_writes_stems_at_word_positions() -> None:
@@ -63,7 +65,7 @@ def test_a_stemming_analyzer_writes_stems_at_word_positions() -> None:
     assert entries["'retriev'"] == "1B"
     assert entries["'cs1503'"] == "2B"
     assert entries["'polici'"] == "3B"
-    q = query_terms(parse_lexical_query('"retrieval policies"'), analyzer)
+    q = _query('"retrieval policies"', analyzer)
     assert q.match == "('retriev':B <-> 'polici':B)"
 
 
@@ -83,7 +85,7 @@ def test_over_long_tokens_are_left_out_of_the_tsvector() -> None:
 
 def test_free_text_becomes_an_or_of_distinct_terms() -> None:
     """Natural questions use OR semantics; query term frequencies are kept for BM25."""
-    q = query_terms(parse_lexical_query("remote work remote"))
+    q = _query("remote work remote")
     assert q.terms == ("remote", "work")
     assert q.frequencies == (2, 1)
     assert q.match == "'remote' | 'work'"
@@ -92,82 +94,38 @@ def test_free_text_becomes_an_or_of_distinct_terms() -> None:
 
 def test_phrases_match_whole_words_in_order() -> None:
     """A quoted phrase is a <-> chain over B-weighted (whole word) positions; phrases are AND-ed."""
-    q = query_terms(parse_lexical_query('results "exact phrase" "POL-HR-014"'))
+    q = _query('results "exact phrase" "POL-HR-014"')
     assert q.match == "('exact':B <-> 'phrase':B) & ('pol-hr-014':B)"
     assert q.has_phrases
     assert q.substring is None
 
 
-def test_substring_net_is_only_for_identifier_like_words() -> None:
-    """Only one identifier-like word uses the trigram path; LIKE metacharacters are escaped."""
-    assert substring_pattern("CS1503") == "%cs1503%"
+def test_a_fragment_is_matched_with_like_metacharacters_escaped() -> None:
+    """The fragment (the core's rule) becomes a LIKE pattern; only a lone fragment query sends one."""
+    assert substring_pattern("cs1503") == "%cs1503%"
     assert substring_pattern("snake_case") == "%snake\\_case%"
-    assert substring_pattern("100%") == "%100\\%%"
-    assert substring_pattern("IRagRetriever") == "%iragretriever%"
-    assert substring_pattern("remote") is None
-    assert substring_pattern("remote work") is None
-    assert substring_pattern("ab") is None
+    assert substring_pattern("a\\b%") == "%a\\\\b\\%%"
+    assert _query("S150").substring == "%s150%"
+    assert _query("(HR-01),").substring == "%hr-01%"
+    assert _query("remote").substring is None
+    assert _query("S150 remote").substring is None
+    assert _query('"S150"').substring is None
 
 
-def test_identifier_text_keeps_the_identifier_like_words_of_a_chunk() -> None:
+def test_the_identifier_column_holds_the_identifier_like_words_of_a_chunk() -> None:
     text = "See POL-HR-014 (and IRagRetriever) in filename.cs, v2 of the Policy; HTML rules. POL-HR-014"
-    assert identifier_text(text) == "filename.cs, iragretriever) pol-hr-014 rules. v2"
-    assert identifier_text("plain words only, Like This") == ""
-    assert identifier_text("") == ""
+    assert chunk_terms(text).identifiers == "filename.cs pol-hr-014 v2"
+    assert chunk_terms(text).identifiers == " ".join(identifier_words(DEFAULT_ANALYZER.words(text)))
+    assert chunk_terms("plain words only, Like This IRagRetriever").identifiers == ""
+    assert chunk_terms("").identifiers == ""
 
 
-def test_long_plain_words_are_not_remembered() -> None:
-    """Text without spaces makes paragraph-long "words" that never recur: they must not fill the cache."""
-    from runiq_postgresql import lexical
-
-    before = len(lexical._plain_words)
-    assert identifier_text("\u6f22\u5b57" * 500 + " " + "x" * 70) == ""
-    assert len(lexical._plain_words) == before
-    assert identifier_text("shortplainword") == ""
-    assert "shortplainword" in lexical._plain_words
-
-
-# Characters whose lower-casing does not depend on their neighbours (no final sigma): letters of both
-# cases, marks, digits, and punctuation the marks rule does not cover; words of letters only (plain or
-# camelCase) or of anything, separated by several kinds of whitespace.
-_LETTERS = list("aAbBzZ\u00e9\u00c9\u00df\u0130")
-_OTHERS = list("09\u0661-._:/#@+(),;'\"%_")
-_WORD = st.one_of(
-    st.text(st.sampled_from(_LETTERS), min_size=1, max_size=8),
-    st.text(st.sampled_from(_LETTERS + _OTHERS), min_size=1, max_size=8),
-)
-_CONTENT = st.lists(st.tuples(_WORD, st.sampled_from([" ", "\t", "\n", "\u00a0", "\u2003"])), max_size=8).map(
-    lambda ws: "".join(w + sep for w, sep in ws)
-)
-_ALPHABET = st.sampled_from(_LETTERS + _OTHERS + [" "])
-
-
-@settings(max_examples=500)
-@given(content=_CONTENT, data=st.data())
-def test_every_substring_query_found_in_the_content_is_found_in_its_identifiers(
-    content: str, data: st.DataObject
-) -> None:
-    """What the trigram index covers loses no match: a query taking the substring path that occurs in
-    the content (as written) also occurs in the chunk's identifier text."""
-    # Mostly a slice of one word (where matches live), sometimes of the whole text (spanning words).
-    words = content.split()
-    source = data.draw(st.sampled_from(words)) if words and data.draw(st.booleans()) else content
-    if len(source) < 3:  # shorter queries never take the substring path
-        return
-    start = data.draw(st.integers(0, len(source) - 3))
-    query = source[start : data.draw(st.integers(start + 3, len(source)))]
-    if substring_pattern(query) is None:
-        return
-    assert query.strip().lower() in identifier_text(content)
-
-
-@given(content=_CONTENT, query=st.text(_ALPHABET, min_size=3, max_size=8))
-def test_identifier_text_adds_no_match_the_content_lacks(content: str, query: str) -> None:
-    if substring_pattern(query) is None:
-        return
-    needle = query.strip().lower()
-    if needle in identifier_text(content):
-        assert needle in content.lower()
+def test_the_identifier_column_is_the_same_with_stemming_and_stop_words() -> None:
+    """Identifier-like words are never stemmed or dropped, so the column does not depend on the analyzer."""
+    text = "Retrieving 2024-01 reports from host-1.example policies"
+    stemming = LexicalOptions(stopwords="english", stemmer="english").analyzer()
+    assert chunk_terms(text, stemming).identifiers == chunk_terms(text, Analyzer()).identifiers
+    assert chunk_terms(text).identifiers == "2024-01 host-1.example"
 
 
 def test_spellings_of_one_term_merge_in_position_order() -> None:

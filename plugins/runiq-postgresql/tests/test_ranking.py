@@ -1,4 +1,4 @@
-"""BM25 summed from postings: the in-memory formula bit for bit, and batches that never split a tie."""
+"""BM25 summed from postings: the in-memory index's scores bit for bit, and batches that never split a tie."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ from typing import Any
 
 import numpy as np
 
+from runiq.rag.lexical import DEFAULT_ANALYZER, AnalysedQuery, BM25Index
 from runiq_postgresql.lexical import slice_terms
 from runiq_postgresql.postings import Blocks, PostingsBuffer, gather
-from runiq_postgresql.ranking import BM25_B, BM25_K1, Candidates, batches, idf, score
+from runiq_postgresql.ranking import Candidates, batches, score
 
 WORDS = ["remote", "work", "policy", "travel", "expense", "receipt", "hybrid", "index", "the", "of", "POL-HR-014"]
 
@@ -26,29 +27,22 @@ def _tombstone(term: str, rows: list[int]) -> dict[str, Any]:
     return {"term": term, "dead": True, "high": 0, "wide": False, "rows": data, "tfs": None}
 
 
-def _reference(texts: list[str], rows: list[int], query: list[str], dead: set[int]) -> dict[int, float]:
-    """The in-memory index's loop: per term in query order, ``acc[row] += idf * tf / (tf + norm)``."""
-    terms = slice_terms(texts)
-    n, total = len(texts), sum(terms.term_counts)
-    avgdl = total / n if total else 1.0
-    tf_of: list[dict[str, int]] = [{} for _ in texts]
-    for i, term in enumerate(terms.postings.terms):
-        for j in range(int(terms.postings.starts[i]), int(terms.postings.starts[i + 1])):
-            tf_of[int(terms.postings.chunks[j])][term] = int(terms.postings.tfs[j])
-    acc: dict[int, float] = {}
-    for term, qtf in Counter(query).items():
-        holders = [c for c in range(len(texts)) if term in tf_of[c]]
-        if not holders:
-            continue
-        weight = math.log(1.0 + (n - len(holders) + 0.5) / (len(holders) + 0.5)) * qtf
-        for c in holders:
-            tf = tf_of[c][term]
-            norm = BM25_K1 * (1.0 - BM25_B + BM25_B * terms.term_counts[c] / avgdl)
-            acc[rows[c]] = acc.get(rows[c], 0.0) + weight * tf / (tf + norm)
-    return {row: s for row, s in acc.items() if row not in dead}
+def _in_memory(texts: list[str], rows: list[int], query: AnalysedQuery, dead: set[int]) -> dict[int, float]:
+    """What the in-memory index scores for the same chunks (under their row ids), deleted rows left out."""
+    index = BM25Index(DEFAULT_ANALYZER)  # the analyzer slice_terms uses
+    for row, text in zip(rows, texts, strict=True):
+        index.add(row, text)
+    held, values = index.scores(query)
+    return {row: value for row, value in zip(held.tolist(), values.tolist(), strict=True) if row not in dead}
 
 
-def test_scores_are_the_in_memory_formula_bit_for_bit() -> None:
+def _analysed(words: list[str]) -> AnalysedQuery:
+    counts = Counter(words)
+    return AnalysedQuery(terms=tuple(counts), weights=tuple(counts.values()))
+
+
+def test_scores_are_the_in_memory_index_bit_for_bit() -> None:
+    """The core's formula over the postings, summed in query order: exactly the in-memory scores."""
     rng = random.Random(3)
     texts = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 40))) for _ in range(300)]
     rows = [5 + 3 * i for i in range(len(texts))]
@@ -58,10 +52,11 @@ def test_scores_are_the_in_memory_formula_bit_for_bit() -> None:
     records = [*_records(buffer.blocks()), _tombstone("policy", [rows[4]]), _tombstone("remote", [rows[4]])]
     df = terms.frequencies
     for _ in range(30):
-        query = [rng.choice(WORDS[:8]) for _ in range(rng.randint(1, 6))]
-        weights = {t: idf(len(texts), df[t], q) for t, q in Counter(query).items() if df[t]}
-        got = score(gather(records, list(weights)), weights, len(texts), sum(terms.term_counts))
-        expected = _reference(texts, rows, query, dead={rows[4]})
+        query = _analysed([rng.choice(WORDS[:8]).lower() for _ in range(rng.randint(1, 6))])
+        frequencies = {t: q for t, q in zip(query.terms, query.weights, strict=True) if df[t]}
+        got = score(gather(records, list(frequencies)), frequencies, len(texts), sum(terms.term_counts), df)
+        # The in-memory index still holds row 4 here, so N and df agree with the statistics used above.
+        expected = _in_memory(texts, rows, query, dead={rows[4]})
         assert dict(zip(got.rows.tolist(), got.scores.tolist(), strict=True)) == expected  # exact floats
 
 
@@ -69,12 +64,13 @@ def test_sparse_row_ids_are_summed_the_same_way() -> None:
     """Row ids far apart (many deletions) take the sorting path; the sums do not change."""
     texts = ["remote work", "work policy", "remote remote policy"]
     terms = slice_terms(texts)
-    weights = {"remote": 1.25, "work": 0.5, "policy": 2.0}
+    frequencies = {"remote": 2, "work": 1, "policy": 1}
     results = []
     for rows in ([1, 2, 3], [1, 10**9, 2 * 10**9]):
         buffer = PostingsBuffer()
         buffer.add(terms.postings, rows, terms.term_counts)
-        got = score(gather(_records(buffer.blocks()), list(weights)), weights, 3, sum(terms.term_counts))
+        postings = gather(_records(buffer.blocks()), list(frequencies))
+        got = score(postings, frequencies, 3, sum(terms.term_counts), terms.frequencies)
         results.append(sorted(got.scores.tolist()))
     assert results[0] == results[1]
 

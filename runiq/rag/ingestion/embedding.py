@@ -16,6 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from runiq.logging import get_logger
+from runiq.rag.chunking.context import chunk_indexed_text
 from runiq.rag.embeddings.base import FloatMatrix
 from runiq.rag.embeddings.batching import EmbeddingBatcher
 from runiq.rag.errors import ProviderTimeoutError, ProviderUnavailableError
@@ -48,7 +49,7 @@ class GroupEmbedder:
     async def embed(self, group: Sequence[Pending]) -> list[Vectors]:
         """Vectors (or a failure) for each document of the group, in order."""
         embedder = self._embedder
-        texts = [chunk.content for pending in group for chunk in pending.chunks]
+        texts = [chunk_indexed_text(chunk) for pending in group for chunk in pending.chunks]
         if embedder is None or not texts:
             return [None] * len(group)
         if self._outage is not None:
@@ -75,7 +76,7 @@ class GroupEmbedder:
             elif self._outage is not None:
                 out.append(self._outage)
             else:
-                out.append(await self._one(embedder, [chunk.content for chunk in pending.chunks]))
+                out.append(await self._one(embedder, [chunk_indexed_text(chunk) for chunk in pending.chunks]))
         return out
 
     async def _one(self, embedder: EmbeddingBatcher, texts: list[str]) -> Vectors:

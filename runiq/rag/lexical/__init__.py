@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from runiq.rag.lexical.analysed import AnalysedQuery, analyse_query
 from runiq.rag.lexical.bm25 import BM25Parameters, bm25_idf, bm25_length_norm, bm25_term_score
 from runiq.rag.lexical.engine import BM25Index
 from runiq.rag.lexical.options import DEFAULT_ANALYZER, LexicalOptions
@@ -13,12 +14,14 @@ from runiq.rag.lexical.tokenizer import Analysis, Analyzer, primary_tokens, toke
 __all__ = [
     "DEFAULT_ANALYZER",
     "ENGLISH_STOPWORDS",
+    "AnalysedQuery",
     "Analysis",
     "Analyzer",
     "BM25Index",
     "BM25Parameters",
     "LexicalOptions",
     "LexicalQuery",
+    "analyse_query",
     "bm25_idf",
     "bm25_length_norm",
     "bm25_term_score",

@@ -19,15 +19,15 @@ in-memory store's readers-writer lock provides both). The score cache is the onl
 from __future__ import annotations
 
 import threading
-from collections import Counter
 from collections.abc import Iterable
 
 import numpy as np
 import numpy.typing as npt
 
+from runiq.rag.lexical.analysed import AnalysedQuery, analyse_query
 from runiq.rag.lexical.bm25 import BM25Parameters, bm25_idf, bm25_length_norm, bm25_term_score
 from runiq.rag.lexical.postings import Part, PostingList
-from runiq.rag.lexical.query import MAX_QUERY_TERMS
+from runiq.rag.lexical.query import parse_lexical_query
 from runiq.rag.lexical.selection import top_candidates
 from runiq.rag.lexical.tokenizer import Analyzer
 
@@ -149,49 +149,63 @@ class BM25Index:
         """Every indexed row, ascending."""
         return np.flatnonzero(self._lengths[: self._extent] != _ABSENT)
 
-    def rows_with_all(self, words: Iterable[str]) -> npt.NDArray[np.int64] | None:
-        """Rows (ascending) holding every term of ``words``, or ``None`` when the words have no terms."""
+    def rows_with_all(self, terms: Iterable[str]) -> npt.NDArray[np.int64]:
+        """Rows (ascending) holding every one of ``terms`` (index terms, as the analyzer writes them);
+        every row when there are none."""
         lists: list[npt.NDArray[np.int32]] = []
-        for word in words:
-            for term in self._analyzer.terms(word):
-                posting = self._postings.get(term)
-                if posting is None:
-                    return np.empty(0, dtype=np.int64)
-                lists.append(posting.live_rows())
+        for term in terms:
+            posting = self._postings.get(term)
+            if posting is None:
+                return np.empty(0, dtype=np.int64)
+            lists.append(posting.live_rows())
         if not lists:
-            return None
+            return self.rows()
         lists.sort(key=len)
         result = np.sort(lists[0])
         for rows in lists[1:]:
             result = np.intersect1d(result, rows, assume_unique=True)
         return result.astype(np.int64)
 
-    def score_rows(self, text: str) -> npt.NDArray[np.float64]:
+    def rows_with_fragment(self, fragment: str) -> npt.NDArray[np.int64]:
+        """Rows (ascending) holding a term that contains ``fragment``: for an identifier fragment, exactly
+        the rows with a word containing it (see :mod:`runiq.rag.lexical.fragments`). Scans the vocabulary."""
+        lists = [posting.live_rows() for term, posting in self._postings.items() if fragment in term]
+        if not lists:
+            return np.empty(0, dtype=np.int64)
+        return np.unique(np.concatenate(lists)).astype(np.int64)
+
+    def score_rows(self, query: AnalysedQuery | str) -> npt.NDArray[np.float64]:
         """The query's score for every row (index = row; 0.0 where no query term occurs)."""
-        return self._accumulate(self._plan(text))
+        return self._accumulate(self._plan(query))
 
     def top(
-        self, text: str, k: int, among: npt.NDArray[np.int64] | None = None
+        self, query: AnalysedQuery | str, k: int, among: npt.NDArray[np.int64] | None = None
     ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]:
         """Every row's score and the rows that may be among the ``k`` best (``k`` best plus every row tied
         with the k-th; see :func:`~runiq.rag.lexical.selection.top_candidates`), within ``among``."""
-        plan = self._plan(text)
+        plan = self._plan(query)
         scores = self._accumulate(plan)
         frequent = [posting for _, posting, _ in plan if posting.frequency >= k]
         probe = min(frequent, key=lambda posting: posting.frequency).live_rows() if frequent else None
         return scores, top_candidates(scores, k, among, probe)
 
-    def scores(self, text: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+    def scores(self, query: AnalysedQuery | str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
         """Rows with a positive score and their scores, by ascending row."""
-        scores = self.score_rows(text)
+        scores = self.score_rows(query)
         rows = np.flatnonzero(scores > 0.0)
         return rows, scores[rows]
 
-    def _plan(self, text: str) -> Plan:
-        """The query's indexed terms in query order, with their postings and query frequencies."""
-        terms = self._analyzer.query_terms(text)[:MAX_QUERY_TERMS]
+    def _plan(self, query: AnalysedQuery | str) -> Plan:
+        """The query's indexed terms in query order, with their postings and query frequencies. Text is
+        analysed as a query would be (:func:`~runiq.rag.lexical.analysed.analyse_query`)."""
+        if isinstance(query, str):
+            query = analyse_query(parse_lexical_query(query), self._analyzer)
         postings = self._postings
-        return [(term, postings[term], qtf) for term, qtf in Counter(terms).items() if term in postings]
+        return [
+            (term, postings[term], qtf)
+            for term, qtf in zip(query.terms, query.weights, strict=True)
+            if term in postings
+        ]
 
     def _accumulate(self, plan: Plan) -> npt.NDArray[np.float64]:
         scores = np.zeros(self._extent, dtype=np.float64)

@@ -44,13 +44,11 @@ def parse_lexical_query(text: str) -> LexicalQuery:
     return LexicalQuery(text=scoring_text, free_text=free.strip(), phrases=phrases)
 
 
-def contains_phrase(content_tokens: list[str], phrase: tuple[str, ...]) -> bool:
-    """True when ``phrase`` occurs as a contiguous run of whole words in ``content_tokens``."""
+def contains_phrase(terms: list[str], phrase: tuple[str, ...]) -> bool:
+    """True when ``phrase`` occurs as a contiguous run in ``terms``: a phrase's analysed terms in a
+    text's :meth:`~runiq.rag.lexical.tokenizer.Analyzer.whole_terms` (see :mod:`runiq.rag.lexical.analysed`)."""
     width = len(phrase)
     if width == 0:
         return True
     first = phrase[0]
-    for i in range(len(content_tokens) - width + 1):
-        if content_tokens[i] == first and tuple(content_tokens[i : i + width]) == phrase:
-            return True
-    return False
+    return any(terms[i] == first and tuple(terms[i : i + width]) == phrase for i in range(len(terms) - width + 1))

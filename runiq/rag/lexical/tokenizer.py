@@ -182,6 +182,11 @@ class Analyzer:
                 counts[part] = counts.get(part, 0) + 1
         return IndexedText(counts=counts, positions=positions, length=max(words, 1) if counts else 0)
 
+    def whole_terms(self, text: str) -> list[str]:
+        """The term of each word of ``text``, in order (stop words kept, unstemmed): one per word position,
+        identifier parts left out. Phrases are matched on this sequence."""
+        return [entry[0][0] for entry in self._entries(text)]
+
     def query_terms(self, text: str) -> list[str]:
         """Query terms: stop words dropped, unless the query consists of nothing else."""
         content: list[str] = []

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from runiq.rag.chunking.context import chunk_indexed_text, indexed_text
 from runiq.rag.documents import ChunkKey, Metadata, RagChunk
 from runiq.rag.embeddings.base import FloatMatrix, FloatVector
 from runiq.rag.errors import (
@@ -29,11 +30,12 @@ from runiq.rag.errors import (
     VectorDimensionMismatchError,
     VectorIndexNotFoundError,
 )
+from runiq.rag.lexical.analysed import AnalysedQuery, analyse_query
 from runiq.rag.lexical.engine import BM25Index
 from runiq.rag.lexical.options import DEFAULT_ANALYZER, StemmerName, StopwordSetName
 from runiq.rag.lexical.query import LexicalQuery, contains_phrase
 from runiq.rag.lexical.selection import score_groups
-from runiq.rag.lexical.tokenizer import Analyzer, primary_tokens
+from runiq.rag.lexical.tokenizer import Analyzer
 from runiq.rag.stores import scoring
 from runiq.rag.stores._offload import run_to_completion
 from runiq.rag.stores._rwlock import ReadWriteLock
@@ -101,6 +103,11 @@ class _Index:
     @property
     def live(self) -> int:
         return len(self.rows) - len(self.holes)
+
+
+def _indexed(row: _Row) -> str:
+    """The text the row's lexical terms were computed from (:func:`~runiq.rag.chunking.context.indexed_text`)."""
+    return indexed_text(row.key.document_id, row.content, row.metadata)
 
 
 class InMemoryVectorStore:
@@ -206,7 +213,7 @@ class InMemoryVectorStore:
             index.matrix[slot] = vector
             index.sq_norms[slot] = float(np.dot(vector, vector))
         index.by_metadata.add(slot, chunk.metadata)
-        index.lexical.add(slot, chunk.content)
+        index.lexical.add(slot, chunk_indexed_text(chunk))
         return slot
 
     @staticmethod
@@ -230,7 +237,7 @@ class InMemoryVectorStore:
             if row is None:
                 continue
             index.by_metadata.remove(slot, row.metadata)
-            index.lexical.remove_text(slot, row.content)
+            index.lexical.remove_text(slot, _indexed(row))
             index.rows[slot] = None
             if index.spec.dimensions:
                 index.matrix[slot] = 0.0
@@ -385,29 +392,33 @@ class InMemoryVectorStore:
         index = self._require(index_name)
         validate_top_k(top_k)
         validated = validate_filters(filters)
-        if query.is_empty:
+        analysed = analyse_query(query, index.lexical.analyzer)
+        if analysed.is_empty:
             return []
         async with index.lock.read():
             if index.used <= _INLINE_ROWS:
-                return self._lexical_sync(index, query, top_k, validated)
+                return self._lexical_sync(index, analysed, top_k, validated)
             # Off the event loop; the read lock is held until the thread is done, even on cancellation.
-            return await run_to_completion(functools.partial(self._lexical_sync, index, query, top_k, validated))
+            return await run_to_completion(functools.partial(self._lexical_sync, index, analysed, top_k, validated))
 
     def _lexical_sync(
-        self, index: _Index, query: LexicalQuery, top_k: int, filters: MetadataFilter | None
+        self, index: _Index, query: AnalysedQuery, top_k: int, filters: MetadataFilter | None
     ) -> list[StoreHit]:
         allowed = self._filter_rows(index, filters)
         if allowed is not None and allowed.size == 0:
             return []
-        phrases = query.phrase_tokens
-        if phrases:
-            scores = index.lexical.score_rows(query.text)
-            pool = self._phrase_candidates(index, phrases, allowed)
-            ranked = self._ranked(index, score_groups(scores, pool), top_k, phrases)
+        if query.phrases:
+            scores = index.lexical.score_rows(query)
+            pool = index.lexical.rows_with_all(query.phrase_terms)
+            pool = pool if allowed is None else np.intersect1d(pool, allowed, assume_unique=True)
+            ranked = self._ranked(index, score_groups(scores, pool), top_k, query.phrases)
         else:
-            scores, candidates = index.lexical.top(query.text, top_k, allowed)
+            scores, candidates = index.lexical.top(query, top_k, allowed)
             ranked = self._ranked(index, score_groups(scores, candidates), top_k, ())
-        return [self._lexical_hit(self._row(index, row), float(scores[row])) for row in ranked]
+        hits = [self._lexical_hit(self._row(index, row), float(scores[row])) for row in ranked]
+        if query.fragment is not None and len(hits) < top_k:
+            hits += self._fragment_hits(index, query.fragment, top_k - len(hits), allowed, set(ranked))
+        return hits
 
     def _ranked(
         self, index: _Index, groups: Iterable[list[int]], top_k: int, phrases: tuple[tuple[str, ...], ...]
@@ -424,18 +435,19 @@ class InMemoryVectorStore:
                         return chosen
         return chosen
 
-    def _phrase_candidates(
-        self, index: _Index, phrases: tuple[tuple[str, ...], ...], allowed: npt.NDArray[np.int64] | None
-    ) -> npt.NDArray[np.int64]:
-        """Rows holding every phrase word's terms (the phrase check itself comes later), within ``allowed``."""
-        rows = index.lexical.rows_with_all(word for phrase in phrases for word in phrase)
-        if rows is None:  # every phrase word is filtered out (e.g. stop words): check all live rows
-            rows = index.lexical.rows()
-        return rows if allowed is None else np.intersect1d(rows, allowed, assume_unique=True)
-
     def _has_phrases(self, index: _Index, slot: int, phrases: tuple[tuple[str, ...], ...]) -> bool:
-        tokens = primary_tokens(self._row(index, slot).content)
-        return all(contains_phrase(tokens, phrase) for phrase in phrases)
+        terms = index.lexical.analyzer.whole_terms(_indexed(self._row(index, slot)))
+        return all(contains_phrase(terms, phrase) for phrase in phrases)
+
+    def _fragment_hits(
+        self, index: _Index, fragment: str, limit: int, allowed: npt.NDArray[np.int64] | None, found: set[int]
+    ) -> list[StoreHit]:
+        """Rows with a word containing the identifier fragment that BM25 did not return, by identity, score 0."""
+        rows = index.lexical.rows_with_fragment(fragment)
+        if allowed is not None:
+            rows = np.intersect1d(rows, allowed, assume_unique=True)
+        extra = sorted((self._row(index, slot) for slot in rows.tolist() if slot not in found), key=lambda r: r.key)
+        return [self._lexical_hit(row, 0.0) for row in extra[:limit]]
 
     @staticmethod
     def _lexical_hit(row: _Row, score: float) -> StoreHit:

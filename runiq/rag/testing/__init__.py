@@ -29,8 +29,9 @@ from typing import TYPE_CHECKING, Any
 from runiq.rag.testing.fakes import CANARY, FailingEmbedder, SlowEmbedder, make_chunks
 
 if TYPE_CHECKING:
-    from runiq.rag.testing.contracts import EmbeddingClientContract, LexicalSearchContract, VectorStoreContract
+    from runiq.rag.testing.contracts import EmbeddingClientContract, VectorStoreContract
     from runiq.rag.testing.filter_contract import MetadataFilterContract
+    from runiq.rag.testing.lexical_contract import LexicalAnalyzerContract, LexicalSearchContract
     from runiq.rag.testing.loader_contract import LoaderContract
     from runiq.rag.testing.reranker_contract import RerankerContract
 
@@ -38,6 +39,7 @@ __all__ = [
     "CANARY",
     "EmbeddingClientContract",
     "FailingEmbedder",
+    "LexicalAnalyzerContract",
     "LexicalSearchContract",
     "LoaderContract",
     "MetadataFilterContract",
@@ -52,7 +54,8 @@ PYTEST_MISSING = "runiq's contract suites and test fixtures need pytest: pip ins
 # Contract name -> the module of this package that defines it (imported on first use: it imports pytest).
 _CONTRACT_MODULES = {
     "EmbeddingClientContract": "contracts",
-    "LexicalSearchContract": "contracts",
+    "LexicalAnalyzerContract": "lexical_contract",
+    "LexicalSearchContract": "lexical_contract",
     "VectorStoreContract": "contracts",
     "RerankerContract": "reranker_contract",
     "LoaderContract": "loader_contract",

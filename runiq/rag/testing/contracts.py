@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -15,9 +14,7 @@ from runiq.errors import (
     VectorDimensionMismatchError,
     VectorIndexNotFoundError,
 )
-from runiq.rag.documents import RagChunk, chunk_id_for
 from runiq.rag.embeddings.base import EmbeddingClient, EmbeddingInputKind
-from runiq.rag.lexical.query import parse_lexical_query
 from runiq.rag.limits import MAX_CANDIDATES
 from runiq.rag.stores.base import (
     BulkDocumentWriter,
@@ -26,38 +23,16 @@ from runiq.rag.stores.base import (
     DocumentWrite,
     HealthCheck,
     IndexSpec,
-    LexicalSearch,
-    StoredDocument,
     StoreHealth,
     VectorStore,
 )
-from runiq.rag.testing.fakes import make_chunks
+from runiq.rag.testing._builders import index_name as _name
+from runiq.rag.testing._builders import stored_document as _doc
+from runiq.rag.testing._builders import text_chunk as _chunk
+from runiq.rag.testing._builders import vectors as _vectors
+from runiq.rag.testing.lexical_contract import LexicalSearchContract  # defined there; importable from here too
 
 __all__ = ["EmbeddingClientContract", "LexicalSearchContract", "VectorStoreContract"]
-
-
-def _name(prefix: str = "contract") -> str:
-    return f"{prefix}-{uuid.uuid4().hex[:12]}"
-
-
-def _doc(document_id: str, content_hash: str = "h1", **metadata: Any) -> StoredDocument:
-    return StoredDocument(document_id=document_id, content_hash=content_hash, metadata=metadata)
-
-
-def _chunk(document_id: str, ordinal: int, text: str, **metadata: Any) -> RagChunk:
-    return RagChunk(
-        document_id=document_id,
-        chunk_id=chunk_id_for(document_id, ordinal),
-        ordinal=ordinal,
-        content=text,
-        start=0,
-        end=len(text),
-        metadata=metadata,
-    )
-
-
-def _vectors(*rows: list[float]) -> np.ndarray:
-    return np.asarray(rows, dtype=np.float32)
 
 
 class VectorStoreContract:
@@ -356,116 +331,6 @@ class VectorStoreContract:
         name = await self._metadata_index(store, {"v": 1})
         with pytest.raises(RagValidationError, match=r"^Filter"):
             await self._matching(store, name, filters)
-
-
-IDENTIFIER_TEXTS = {
-    "hr": "Policy POL-HR-014 covers remote work for every employee.",
-    "code": "The IRagRetriever interface lives in filename.cs and fails with CS1503.",
-    "snake": "Call snake_case_name before the handler runs.",
-    "phrase": "hybrid retrieval preserves exact phrase order in results",
-    "other": "Unrelated text about travel expenses and receipts.",
-}
-
-
-class LexicalSearchContract:
-    """Override ``store`` to yield a store that also implements :class:`LexicalSearch`."""
-
-    @pytest.fixture
-    async def store(self) -> AsyncIterator[VectorStore]:
-        raise NotImplementedError("override the 'store' fixture")
-        yield  # pragma: no cover
-
-    @pytest.fixture
-    async def lexical_index(self, store: VectorStore) -> str:
-        assert isinstance(store, LexicalSearch)
-        name = _name("lexical")
-        await store.ensure_index(IndexSpec(name=name, dimensions=3, embedding_model="contract-model"))
-        for doc_id, text in IDENTIFIER_TEXTS.items():
-            await store.replace_document(
-                name, _doc(doc_id, kind=doc_id), make_chunks(doc_id, [text]), _vectors([1, 0, 0])
-            )
-        return name
-
-    async def _search(self, store: VectorStore, index: str, text: str, **kwargs: Any) -> list[str]:
-        assert isinstance(store, LexicalSearch)
-        hits = await store.lexical_search(index, parse_lexical_query(text), top_k=kwargs.pop("top_k", 5), **kwargs)
-        return [h.document_id for h in hits]
-
-    @pytest.mark.parametrize(
-        ("query", "expected"),
-        [
-            ("POL-HR-014", "hr"),
-            ("IRagRetriever", "code"),
-            ("filename.cs", "code"),
-            ("CS1503", "code"),
-            ("snake_case_name", "snake"),
-            ("cs1503", "code"),
-        ],
-    )
-    async def test_identifiers_are_found_whole(
-        self, store: VectorStore, lexical_index: str, query: str, expected: str
-    ) -> None:
-        """Punctuation-bearing identifiers rank their document first."""
-        assert (await self._search(store, lexical_index, query))[0] == expected
-
-    async def test_identifier_parts_are_searchable(self, store: VectorStore, lexical_index: str) -> None:
-        """A part of an identifier (``Retriever``, ``HR``) still finds it."""
-        assert "code" in await self._search(store, lexical_index, "retriever")
-        assert "hr" in await self._search(store, lexical_index, "hr")
-
-    async def test_quoted_phrase_requires_words_in_order(self, store: VectorStore, lexical_index: str) -> None:
-        """``"exact phrase order"`` matches; ``"phrase exact order"`` does not."""
-        assert await self._search(store, lexical_index, '"exact phrase order"') == ["phrase"]
-        assert await self._search(store, lexical_index, '"phrase exact order"') == []
-
-    async def test_phrase_mixed_with_free_terms(self, store: VectorStore, lexical_index: str) -> None:
-        """A quoted part restricts results while free terms still score."""
-        assert await self._search(store, lexical_index, 'results "exact phrase"') == ["phrase"]
-
-    @pytest.mark.parametrize("text", ['"unbalanced', "!!! ??? ...", "\x00\x07 control", "word " * 5000, '""'])
-    async def test_hostile_text_never_raises(self, store: VectorStore, lexical_index: str, text: str) -> None:
-        """Odd user text returns results (possibly none) instead of raising."""
-        await self._search(store, lexical_index, text)
-
-    async def test_lexical_hits_have_lexical_score_semantics(self, store: VectorStore, lexical_index: str) -> None:
-        """Lexical scores are higher-is-better with no invented relevance."""
-        assert isinstance(store, LexicalSearch)
-        hits = await store.lexical_search(lexical_index, parse_lexical_query("CS1503"), top_k=5)
-        assert hits and all(h.higher_is_better and h.relevance is None and h.raw_score > 0 for h in hits)
-
-    async def test_lexical_filters_and_top_k(self, store: VectorStore, lexical_index: str) -> None:
-        """Filters restrict lexical results; top_k bounds them."""
-        assert await self._search(store, lexical_index, "the", filters={"kind": "code"}) in (["code"], [])
-        assert len(await self._search(store, lexical_index, "the policy receipts results", top_k=1)) <= 1
-
-    async def test_lexical_filters_follow_the_same_equality(self, store: VectorStore) -> None:
-        """Lexical search applies the vector search's filter equality and rejects the same bad filters."""
-        assert isinstance(store, LexicalSearch)
-        name = _name("lexical")
-        await store.ensure_index(IndexSpec(name=name, dimensions=3, embedding_model="contract-model"))
-        for doc_id, value in (("int", 3), ("float", 3.0), ("bool", True), ("text", "3")):
-            chunks = [_chunk(doc_id, 0, "remote work policy", v=value)]
-            await store.replace_document(name, _doc(doc_id), chunks, _vectors([1, 0, 0]))
-        assert sorted(await self._search(store, name, "policy", filters={"v": 3.0})) == ["float", "int"]
-        assert await self._search(store, name, "policy", filters={"v": True}) == ["bool"]
-        assert await self._search(store, name, "policy", filters={"v": "3"}) == ["text"]
-        assert await self._search(store, name, "policy", filters={"v": 1}) == []
-        with pytest.raises(RagValidationError, match=r"^Filter"):
-            await self._search(store, name, "policy", filters={"v": float("nan")})
-
-    async def test_lexical_top_k_above_the_documented_maximum_is_a_validation_error(
-        self, store: VectorStore, lexical_index: str
-    ) -> None:
-        """The same ``MAX_CANDIDATES`` bound as vector search, before any backend work."""
-        assert len(await self._search(store, lexical_index, "policy", top_k=MAX_CANDIDATES)) >= 1
-        for top_k in (0, MAX_CANDIDATES + 1, 2**63, 2**64):
-            with pytest.raises(RagValidationError, match="top_k must be an integer from 1 to"):
-                await self._search(store, lexical_index, "policy", top_k=top_k)
-
-    async def test_deleted_documents_leave_the_lexical_index(self, store: VectorStore, lexical_index: str) -> None:
-        """A deleted document is no longer found lexically."""
-        await store.delete_documents(lexical_index, ["code"])
-        assert "code" not in await self._search(store, lexical_index, "CS1503")
 
 
 class EmbeddingClientContract:

@@ -389,3 +389,35 @@ async def test_every_failed_document_is_listed_with_its_code(index_host: Callabl
     listed = {(f.document_id, f.code) for f in operation.failures}
     assert listed == {("bad-1.md", "undecodable"), ("bad-2.md", "undecodable"), ("bad-3.md", "undecodable")}
     assert status.last_operation is not None and len(status.last_operation.failures) == 3
+
+
+async def test_chunks_are_embedded_and_indexed_under_their_title_and_section(
+    index_host: Callable[..., Host],
+    source: Any,
+    counting_embedder: Any,
+    memory_store: InMemoryVectorStore,
+    stored_chunks: Callable[..., Any],
+) -> None:
+    """A chunk cut from the middle of a section is embedded and found with its heading path in front;
+    the stored and returned content is the chunk's own text (runiq.rag.chunking.context)."""
+    body = " ".join(f"Sentence {i} about eligibility rules." for i in range(12))
+    content = f"# Handbook\n\n## Remote work\n\n{body}"
+    source.documents = [
+        RagDocument(document_id="handbook.md", content=content, content_type="text/markdown", title="handbook")
+    ]
+    host = index_host(
+        _configure(source, store="shared", chunk=(120, 0)),
+        embeddings={"counting": counting_embedder},
+        stores={"shared": memory_store},
+    )
+    async with host:
+        await _run(host)
+        chunks = (await stored_chunks(memory_store, "docs", DIMS))["handbook.md"]
+        last = chunks[f"handbook.md#{len(chunks) - 1}"]
+        assert last.startswith("Sentence") and "Remote work" not in last
+        assert f"Handbook\nRemote work\n\n{last}" in counting_embedder.texts
+        result = await host.services.get(RagRetriever).retrieve(
+            RagQuery(index_name="docs", text="remote handbook", mode=RagRetrievalMode.LEXICAL, top_k=50)
+        )
+        assert len(result.hits) == len(chunks)  # every chunk holds the heading words through its context
+        assert {hit.content for hit in result.hits} == set(chunks.values())
