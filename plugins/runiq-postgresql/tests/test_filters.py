@@ -50,11 +50,21 @@ class TestPostgresFilters(MetadataFilterContract):
             yield store
 
 
+async def _through_the_graph(conn: asyncpg.Connection, *, ef_search: int, filtered: bool) -> None:
+    """``begin_search``, with sorts and sequential scans priced out: on a few rows the planner would
+    otherwise sort them all instead of walking the HNSW graph (bitmap scans stay allowed)."""
+    await begin_search(conn, ef_search=ef_search, filtered=filtered)
+    await conn.execute("SET LOCAL enable_sort = off; SET LOCAL enable_seqscan = off")
+
+
 class TestPostgresFiltersHnsw(MetadataFilterContract):
-    """The same through HNSW with an iterative scan (index built when the logical index is created)."""
+    """The same through HNSW's filtered iterative scan (index built when the logical index is created)."""
 
     @pytest.fixture
-    async def store(self, options: PostgresStoreOptions) -> AsyncIterator[PostgresVectorStore]:
+    async def store(
+        self, options: PostgresStoreOptions, monkeypatch: pytest.MonkeyPatch
+    ) -> AsyncIterator[PostgresVectorStore]:
+        monkeypatch.setattr(store_module, "begin_search", _through_the_graph)
         async with PostgresVectorStore(options.model_copy(update={"ann_min_rows": 0})) as store:
             yield store
 
@@ -97,27 +107,24 @@ async def test_phrase_and_fragment_queries_filter_like_the_reference(pg_store: P
         assert sorted(hit.chunk_id for hit in hits) == _expected(filters), filters
 
 
-async def test_the_hnsw_path_falls_back_to_an_exact_scan_when_the_iterative_scan_stops_early(
+async def test_a_filtered_hnsw_search_that_finds_fewer_than_k_is_answered_by_an_exact_scan(
     options: PostgresStoreOptions, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """With ``hnsw.max_scan_tuples`` tiny the graph walk gives up before k chunks pass the range; the
-    exact scan then returns the true top k, in order."""
-
-    async def stingy(conn: asyncpg.Connection, *, ef_search: int, filtered: bool) -> None:
-        await begin_search(conn, ef_search=ef_search, filtered=filtered)
-        await conn.execute("SET LOCAL hnsw.max_scan_tuples = 1")
-
+    """The iterative scan gives up after ``hnsw.max_scan_tuples`` visits, so fewer than k hits may
+    mean that it stopped early: the exact scan then answers (here three chunks pass at all)."""
+    monkeypatch.setattr(store_module, "begin_search", _through_the_graph)
     rng = np.random.default_rng(7)
     vectors = rng.normal(size=(400, 8)).astype(np.float32)
     async with PostgresVectorStore(options.model_copy(update={"ann_min_rows": 0})) as store:
         await store.ensure_index(IndexSpec(name="v", dimensions=8))
         chunks = [dataclasses.replace(c, metadata={"n": i}) for i, c in enumerate(make_chunks("d", ["x"] * 400))]
         await store.replace_document("v", StoredDocument(document_id="d", content_hash="h"), chunks, vectors)
-        monkeypatch.setattr(store_module, "begin_search", stingy)
         recorder = _Recorder(monkeypatch)
-        hits = await store.search("v", vectors[0], top_k=5, filters={"n": {"$gte": 390}})
-    assert [sql.split()[0] for sql, _ in recorder.take()] == ["WITH", "SELECT"]  # HNSW, then the exact scan
-    assert [hit.chunk_id for hit in hits] == _nearest(vectors, vectors[0], list(range(390, 400)), 5)
+        hits = await store.search("v", vectors[0], top_k=5, filters={"n": {"$gte": 397}})
+        assert [sql.split()[0] for sql, _ in recorder.take()] == ["WITH", "SELECT"]  # HNSW, then the exact scan
+        assert [hit.chunk_id for hit in hits] == _nearest(vectors, vectors[0], [397, 398, 399], 5)
+        hits = await store.search("v", vectors[0], top_k=5, filters={"n": {"$gte": 200}})
+        assert [sql.split()[0] for sql, _ in recorder.take()] == ["WITH"]  # k found: no second scan
 
 
 def _nearest(vectors: np.ndarray, query: np.ndarray, allowed: list[int], k: int) -> list[str]:
@@ -127,9 +134,12 @@ def _nearest(vectors: np.ndarray, query: np.ndarray, allowed: list[int], k: int)
     return [f"d#{allowed[i]}" for i in np.argsort(-sims, kind="stable")[:k]]
 
 
-async def test_ranges_and_equality_through_hnsw_return_the_exact_top_k(options: PostgresStoreOptions) -> None:
+async def test_ranges_and_equality_through_hnsw_return_the_exact_top_k(
+    options: PostgresStoreOptions, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A 1% and a 50% range, a date range and an equality with a list on 2,000 chunks: HNSW's
-    filtered answer is the exact filtered top k."""
+    filtered iterative scan finds the exact filtered top k."""
+    monkeypatch.setattr(store_module, "begin_search", _through_the_graph)
     rng = np.random.default_rng(11)
     vectors = rng.normal(size=(2000, 16)).astype(np.float32)
     metadata = [
