@@ -94,24 +94,38 @@ def percentile(values: list[float], q: float) -> float:
 # -- loading ---------------------------------------------------------------------------------------
 
 
-def _items(ids: list[str], texts: list[str], vectors: np.ndarray | None) -> list[Any]:
+def _items(
+    ids: list[str], texts: list[str], vectors: np.ndarray | None, metadata: list[dict[str, Any]] | None = None
+) -> list[Any]:
     items = []
     for i, (doc, text) in enumerate(zip(ids, texts, strict=True)):
-        chunk = RagChunk(document_id=doc, chunk_id=f"{doc}#0", ordinal=0, content=text, start=0, end=len(text))
+        meta = {} if metadata is None else metadata[i]
+        chunk = RagChunk(
+            document_id=doc, chunk_id=f"{doc}#0", ordinal=0, content=text, start=0, end=len(text), metadata=meta
+        )
         vector = None if vectors is None else vectors[i : i + 1]
         items.append((StoredDocument(document_id=doc, content_hash="h"), [chunk], vector))
     return items
 
 
-async def load(store: PostgresVectorStore, ids: list[str], texts: list[str], dim: int, batch: int) -> dict[str, float]:
-    """Bulk load through the store; the index builds at the end of ``bulk_load`` are timed apart."""
+async def load(
+    store: PostgresVectorStore,
+    ids: list[str],
+    texts: list[str],
+    dim: int,
+    batch: int,
+    metadata: list[dict[str, Any]] | None = None,
+) -> dict[str, float]:
+    """Bulk load through the store (``metadata[i]`` on chunk i when given); the index builds at the end
+    of ``bulk_load`` are timed apart."""
     embedder = HashingEmbedder(dim) if dim else None
     started = time.perf_counter()
     async with store.bulk_load(INDEX):
         for start in range(0, len(ids), batch):
             stop = min(start + batch, len(ids))
             vectors = None if embedder is None else await asyncio.to_thread(embedder.embed_sync, texts[start:stop])
-            await store.replace_documents(INDEX, _items(ids[start:stop], texts[start:stop], vectors))
+            meta = None if metadata is None else metadata[start:stop]
+            await store.replace_documents(INDEX, _items(ids[start:stop], texts[start:stop], vectors, meta))
         loaded = time.perf_counter()
     finished = time.perf_counter()
     return {
@@ -150,9 +164,11 @@ def llamaindex_sql(table: str, text: str) -> str | None:
     )
 
 
-def retrieval(retriever: RagRetriever, mode: RagRetrievalMode, top_k: int) -> Callable[[str], Awaitable[Any]]:
+def retrieval(
+    retriever: RagRetriever, mode: RagRetrievalMode, top_k: int, filters: dict[str, Any] | None = None
+) -> Callable[[str], Awaitable[Any]]:
     async def run(text: str) -> Any:
-        return await retriever.retrieve(RagQuery(index_name=INDEX, text=text, mode=mode, top_k=top_k))
+        return await retriever.retrieve(RagQuery(index_name=INDEX, text=text, mode=mode, top_k=top_k, filters=filters))
 
     return run
 

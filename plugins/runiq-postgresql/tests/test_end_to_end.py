@@ -220,5 +220,5 @@ async def test_filter_operators_work_and_unknown_ones_are_validation_errors(pg_s
     assert len(await pg_store.search("f", vector, top_k=3, filters={"$and": [{"n": 3}, {"t": "a"}]})) == 1
     assert len(await pg_store.search("f", vector, top_k=3, filters={"n": {"$gt": 2}, "t": {"$in": ["a"]}})) == 1
     assert await pg_store.search("f", vector, top_k=3, filters={"$or": [{"n": {"$lt": 3}}, {"t": "b"}]}) == []
-    with pytest.raises(RagValidationError, match="^Filter"):
+    with pytest.raises(RagValidationError, match=r"^Filter"):
         await pg_store.search("f", vector, top_k=3, filters={"n": {"$regex": "3"}})
