@@ -54,11 +54,17 @@ async def quiesce(dsn: str) -> None:
         await conn.close()
 
 
-def one_chunk_items(ids: list[str], texts: list[str], vectors: np.ndarray | None) -> list[Any]:
-    """``replace_documents`` items: document ``ids[i]`` is the one chunk ``texts[i]`` (vector row ``i``)."""
+def one_chunk_items(
+    ids: list[str], texts: list[str], vectors: np.ndarray | None, metadata: list[dict[str, Any]] | None = None
+) -> list[Any]:
+    """``replace_documents`` items: document ``ids[i]`` is the one chunk ``texts[i]`` (vector row ``i``,
+    ``metadata[i]`` when given)."""
     items = []
     for i, (doc, text) in enumerate(zip(ids, texts, strict=True)):
-        chunk = RagChunk(document_id=doc, chunk_id=f"{doc}#0", ordinal=0, content=text, start=0, end=len(text))
+        meta = {} if metadata is None else metadata[i]
+        chunk = RagChunk(
+            document_id=doc, chunk_id=f"{doc}#0", ordinal=0, content=text, start=0, end=len(text), metadata=meta
+        )
         vector = None if vectors is None else vectors[i : i + 1]
         items.append((StoredDocument(document_id=doc, content_hash="h"), [chunk], vector))
     return items

@@ -88,15 +88,24 @@ def percentile(values: list[float], q: float) -> float:
 # -- loading ---------------------------------------------------------------------------------------
 
 
-async def load(store: PostgresVectorStore, ids: list[str], texts: list[str], dim: int, batch: int) -> dict[str, float]:
-    """Bulk load through the store; the index builds at the end of ``bulk_load`` are timed apart."""
+async def load(
+    store: PostgresVectorStore,
+    ids: list[str],
+    texts: list[str],
+    dim: int,
+    batch: int,
+    metadata: list[dict[str, Any]] | None = None,
+) -> dict[str, float]:
+    """Bulk load through the store (``metadata[i]`` on chunk i when given); the index builds at the end
+    of ``bulk_load`` are timed apart."""
     embedder = HashingEmbedder(dim) if dim else None
     started = time.perf_counter()
     async with store.bulk_load(INDEX):
         for start in range(0, len(ids), batch):
             stop = min(start + batch, len(ids))
             vectors = None if embedder is None else await asyncio.to_thread(embedder.embed_sync, texts[start:stop])
-            await store.replace_documents(INDEX, one_chunk_items(ids[start:stop], texts[start:stop], vectors))
+            meta = None if metadata is None else metadata[start:stop]
+            await store.replace_documents(INDEX, one_chunk_items(ids[start:stop], texts[start:stop], vectors, meta))
         loaded = time.perf_counter()
     finished = time.perf_counter()
     return {
@@ -135,9 +144,11 @@ def llamaindex_sql(table: str, text: str) -> str | None:
     )
 
 
-def retrieval(retriever: RagRetriever, mode: RagRetrievalMode, top_k: int) -> Callable[[str], Awaitable[Any]]:
+def retrieval(
+    retriever: RagRetriever, mode: RagRetrievalMode, top_k: int, filters: dict[str, Any] | None = None
+) -> Callable[[str], Awaitable[Any]]:
     async def run(text: str) -> Any:
-        return await retriever.retrieve(RagQuery(index_name=INDEX, text=text, mode=mode, top_k=top_k))
+        return await retriever.retrieve(RagQuery(index_name=INDEX, text=text, mode=mode, top_k=top_k, filters=filters))
 
     return run
 

@@ -8,17 +8,23 @@ operators, casts and constants of this module), with the semantics of the refere
 
 What an index serves (a ``GIN (metadata jsonb_path_ops)`` index):
 
-- ``$eq`` and ``$in`` on booleans, numbers, strings and dates become ``metadata @> ANY($n::jsonb[])``
-  over ``{"key": value}`` and ``{"key": [value]}`` (so a list holding the value matches): GIN
-  containment, a bitmap index scan. ``jsonb`` compares numbers as decimals and strings byte for byte,
-  which is the filter equality.
+- ``$eq`` and ``$in`` on booleans, numbers, strings and dates, up to :data:`MAX_CONTAINED_VALUES`
+  values, become ``metadata @> ANY($n::jsonb[])`` over ``{"key": value}`` and ``{"key": [value]}`` (so
+  a list holding the value matches): GIN containment, a bitmap index scan. ``jsonb`` compares
+  numbers as decimals and strings byte for byte, which is the filter equality.
+- Larger ``$in`` sets are one hashed ``IN`` per element of the row's value: no index, but a constant
+  cost per row (rechecking each row the index returns against thousands of containment documents
+  costs about a millisecond).
 - ``$ne``, ``$nin`` and ``$not`` are the negation of such a test plus ``metadata ? key``; they narrow
   rows already found by an indexed conjunct but are not served by the index themselves.
-- Ranges, datetime equality and ``$exists`` test each row's value (``jsonb_path_query(... 'lax $[*]')``
-  unwraps a list): no index. Strings order with ``COLLATE "C"`` (code points, as UTF-8 bytes), numbers
-  as ``numeric``. A date is compared as its ``YYYY-MM-DD`` text after a calendar check, a datetime as
-  its instant in integer microseconds after a field check, each inside ``CASE`` so that no cast
-  ever sees text it could fail on: a malformed value never matches and never raises.
+- Ranges, datetime equality and ``$exists`` test each row's value (a list element by element, through
+  ``jsonb_array_elements``): no index. Strings order with ``COLLATE "C"`` (code points, as UTF-8
+  bytes), numbers as ``numeric``. A date is compared as its ``YYYY-MM-DD`` text after a calendar
+  check, a datetime as its instant in integer microseconds after a field check, each inside ``CASE``
+  so that no cast ever sees text it could fail on: a malformed value never matches and never raises.
+
+Operands are typed parameters (``$n::numeric``, ``$n::jsonb[]``), never casts of text: a prepared
+statement's generic plan would repeat a cast on every row.
 """
 
 from __future__ import annotations
@@ -26,17 +32,29 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from decimal import Decimal
 
 from runiq.errors import RagValidationError
 from runiq.rag.stores.filter_tree import And, Compare, Comparison, Exists, FilterNode, Member, Not, Or
 from runiq.rag.stores.filter_values import DATE_PATTERN, DATETIME_PATTERN, FilterValue, ValueKind
 from runiq.rag.stores.filters import FilterSpec, parse_filter
 
-__all__ = ["SqlFilter", "compile_filter", "compile_filters"]
+__all__ = ["MAX_CONTAINED_VALUES", "SqlFilter", "compile_filter", "compile_filters"]
+
+# Up to this many $eq/$in values are one containment test the GIN index serves; each row it returns
+# is rechecked against every containment document, so larger sets are hashed instead (no index).
+MAX_CONTAINED_VALUES = 16
 
 _COLUMN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?")
 _JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 _CONTAINED_KINDS = frozenset({ValueKind.BOOLEAN, ValueKind.NUMBER, ValueKind.STRING})
+# The JSON type of the metadata values an operand of each kind compares with.
+_JSON_TYPES = {
+    ValueKind.NUMBER: "number",
+    ValueKind.STRING: "string",
+    ValueKind.DATE: "string",
+    ValueKind.DATETIME: "string",
+}
 _SQL_OPERATORS = {
     Comparison.EQ: "=",
     Comparison.GT: ">",
@@ -109,42 +127,81 @@ class _Compiler:
         contained = [value for value in values if value.kind in _CONTAINED_KINDS]
         compared = [(Comparison.EQ, value) for value in values if value.kind not in _CONTAINED_KINDS]
         tests: list[str] = []
-        if contained:
+        if 0 < len(contained) <= MAX_CONTAINED_VALUES:
             documents = [_JSON.encode({key: shape(value.value)}) for value in contained for shape in (_same, _listed)]
-            tests.append(f"{self.column} @> ANY({self.bind(documents, 'text[]')}::jsonb[])")
+            tests.append(f"{self.column} @> ANY({self.bind(documents, 'jsonb[]')})")
+        elif contained:
+            tests.append(self.member(key, [_JSON.encode(value.value) for value in contained]))
         if compared:
             tests.append(self.elements(key, compared))
         found = "(" + " OR ".join(tests) + ")" if tests else "false"
         return f"({self.has_key(key)} AND NOT {found})" if negated else found
 
-    def elements(self, key: str, tests: list[tuple[Comparison, FilterValue]]) -> str:
-        """Some element of the key's value (a scalar is its own one element) passes one of ``tests``."""
-        source = f"jsonb_path_query({self.column} -> {self.bind(key, 'text')}, 'lax $[*]')"
-        predicate = " OR ".join(self.predicate(op, value) for op, value in tests)
-        return f"EXISTS (SELECT 1 FROM {source} AS e(v) WHERE {predicate})"  # noqa: S608 - values are $n
-
-    def predicate(self, op: Comparison, value: FilterValue) -> str:
-        sql_op = _SQL_OPERATORS[op]
-        if value.kind is ValueKind.NUMBER:
-            operand = self.bind(value.text, "text::numeric")
-            return f"(CASE WHEN jsonb_typeof(e.v) = 'number' THEN (e.v)::numeric {sql_op} {operand} ELSE false END)"
-        text = "(e.v #>> '{}')"
-        is_string = "jsonb_typeof(e.v) = 'string'"
-        if value.kind is ValueKind.STRING:
-            operand = self.bind(value.text, "text")
-            return f'(CASE WHEN {is_string} THEN {text} COLLATE "C" {sql_op} {operand} ELSE false END)'
-        if value.kind is ValueKind.DATE:
-            operand = self.bind(value.text, "text")
-            return (
-                f"(CASE WHEN {is_string} AND {text} ~ '^{DATE_PATTERN}$' "
-                f'THEN {_valid_date(text)} AND {text} COLLATE "C" {sql_op} {operand} ELSE false END)'
-            )
-        operand = self.bind(str(value.key), "text::bigint")  # a datetime: microseconds since 0001-01-01T00:00Z
-        return (
-            f"(CASE WHEN {is_string} AND {text} ~ '^{DATETIME_PATTERN}$' "
-            f"THEN (CASE WHEN {_valid_datetime(text)} THEN {_instant(text)} {sql_op} {operand} "
-            "ELSE false END) ELSE false END)"
+    def member(self, key: str, values: list[str]) -> str:
+        """Some element of the key's value is one of ``values`` (JSON texts): one hash lookup per
+        element, the set hashed once per statement (an uncorrelated ``IN`` subquery inside an
+        expression is a hashed SubPlan; ``coalesce`` keeps the planner from making it a join)."""
+        value = f"({self.column} -> {self.bind(key, 'text')})"
+        members = f"(SELECT unnest({self.bind(values, 'jsonb[]')}))"
+        listed = (
+            f"EXISTS (SELECT 1 FROM jsonb_array_elements({value}) AS e(v) "  # noqa: S608 - values are $n
+            f"WHERE coalesce(e.v IN {members}, false))"
         )
+        scalar = f"coalesce({value} IN {members}, false)"
+        return f"(CASE WHEN jsonb_typeof({value}) = 'array' THEN {listed} ELSE {scalar} END)"
+
+    def elements(self, key: str, tests: list[tuple[Comparison, FilterValue]]) -> str:
+        """Some element of the key's value (a scalar is its own one element) passes one of ``tests``
+        (all of one kind).
+
+        A scalar is tested in place and only a list is expanded (``jsonb_array_elements`` in a
+        subquery): a set-returning function per row costs several times the comparison itself.
+        """
+        kinds = {value.kind for _, value in tests}
+        assert len(kinds) == 1  # one range, or the datetimes of one $eq/$in
+        key_sql = self.bind(key, "text")
+        value, text = f"({self.column} -> {key_sql})", f"({self.column} ->> {key_sql})"
+        operands = [(op, item, self.operand(item)) for op, item in tests]
+        json_type = _JSON_TYPES[kinds.pop()]
+        scalar = " OR ".join(_comparison(op, item, operand, value, text) for op, item, operand in operands)
+        each = " OR ".join(_comparison(op, item, operand, "e.v", "(e.v #>> '{}')") for op, item, operand in operands)
+        listed = (
+            f"EXISTS (SELECT 1 FROM jsonb_array_elements({value}) AS e(v) "  # noqa: S608 - values are $n
+            f"WHERE CASE WHEN jsonb_typeof(e.v) = '{json_type}' THEN ({each}) ELSE false END)"
+        )
+        return (
+            f"(CASE jsonb_typeof({value}) WHEN '{json_type}' THEN ({scalar}) WHEN 'array' THEN {listed} ELSE false END)"
+        )
+
+    def operand(self, value: FilterValue) -> str:
+        """The bound operand: a number as ``numeric``, a datetime as its instant (microseconds since
+        0001-01-01T00:00Z), strings and dates as text. Typed parameters, not casts: a generic plan
+        would repeat a cast on every row."""
+        if value.kind is ValueKind.NUMBER:
+            return self.bind(Decimal(value.text), "numeric")
+        if value.kind is ValueKind.DATETIME:
+            return self.bind(value.key, "int8")
+        return self.bind(value.text, "text")
+
+
+def _comparison(op: Comparison, value: FilterValue, operand: str, v: str, text: str) -> str:
+    """``v`` (a ``jsonb`` value of ``value``'s JSON type; ``text`` its text) compared with ``operand``
+    in ``value``'s kind: never NULL and never an error (malformed dates and datetimes are false)."""
+    sql_op = _SQL_OPERATORS[op]
+    if value.kind is ValueKind.NUMBER:
+        return f"(({v})::numeric {sql_op} {operand})"
+    if value.kind is ValueKind.STRING:
+        return f'({text} COLLATE "C" {sql_op} {operand})'
+    if value.kind is ValueKind.DATE:
+        return (
+            f"(CASE WHEN {text} ~ '^{DATE_PATTERN}$' "
+            f'THEN {_valid_date(text)} AND {text} COLLATE "C" {sql_op} {operand} ELSE false END)'
+        )
+    return (  # a datetime
+        f"(CASE WHEN {text} ~ '^{DATETIME_PATTERN}$' "
+        f"THEN (CASE WHEN {_valid_datetime(text)} THEN {_instant(text)} {sql_op} {operand} "
+        "ELSE false END) ELSE false END)"
+    )
 
 
 def _same(value: object) -> object:

@@ -4,6 +4,13 @@ Only identifiers are interpolated: the validated, quoted schema name and the chu
 derives from an integer ``index_id``. Every value (index names, document ids, content, metadata
 filters, vectors, query terms) is a bound parameter.
 
+Each search statement comes twice: as text for unfiltered queries, and as a
+:class:`FilteredStatement` with a slot for a metadata filter compiled by ``filter_sql`` (whose keys
+and values are parameters too, numbered after the statement's own). A filtered statement's text
+depends only on the filter's *shape* (its operators, nesting and operand kinds), so asyncpg's
+statement cache (``statement_cache_size``, least recently used first out) prepares each shape once
+per connection, beside the unfiltered statements.
+
 Free-text BM25 reads the query terms' blocks from the postings table and sums them in the store
 (``postings``, ``ranking``). Phrase queries are scored in SQL with the same formula (k1 = 1.5,
 b = 0.75, ``idf = ln(1 + (N - df + 0.5) / (df + 0.5))``): candidates are the phrase matches from the
@@ -17,6 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from runiq.rag.stores.base import DistanceMetric
+from runiq.rag.stores.filter_tree import FilterNode
+from runiq_postgresql.filter_sql import compile_filter
 from runiq_postgresql.ranking import BM25_B, BM25_K1
 from runiq_postgresql.rows import row_columns
 from runiq_postgresql.schema import (
@@ -29,7 +38,7 @@ from runiq_postgresql.schema import (
     quote_ident,
 )
 
-__all__ = ["MERGE_FAN_IN", "MERGED_BLOCK_POSTINGS", "IndexSql", "SchemaSql"]
+__all__ = ["MERGE_FAN_IN", "MERGED_BLOCK_POSTINGS", "FilteredStatement", "IndexSql", "SchemaSql"]
 
 # Row values (rows.row_columns): metadata is JSON text, embedding and lexemes are binary (pool codecs).
 _INSERT_CASTS = {"metadata": "::jsonb", "embedding": "::vector", "lexemes": "::tsvector"}
@@ -41,6 +50,31 @@ MERGE_FAN_IN = 4
 MERGED_BLOCK_POSTINGS = 1 << 15
 # A lexeme is rewritten without its deleted postings once its tombstones are a quarter of its postings.
 _PURGE_RATIO = 4
+# Where a statement builder puts the filter condition; NUL never occurs in SQL text otherwise.
+_SLOT = "\x00filter\x00"
+
+
+@dataclass(frozen=True, slots=True)
+class FilteredStatement:
+    """A search statement with a slot for one compiled metadata filter over ``column``.
+
+    The statement's own parameters are ``$1`` to ``$arity``; the filter's keys and values follow.
+    """
+
+    head: str
+    tail: str
+    column: str
+    arity: int
+
+    @classmethod
+    def split(cls, sql: str, *, column: str, arity: int) -> FilteredStatement:
+        head, tail = sql.split(_SLOT)
+        return cls(head, tail, column, arity)
+
+    def bind(self, node: FilterNode) -> tuple[str, tuple[object, ...]]:
+        """The statement for ``node`` and the filter's parameters (passed after the statement's own)."""
+        compiled = compile_filter(node, column=self.column, first_parameter=self.arity + 1)
+        return self.head + compiled.sql + self.tail, compiled.parameters
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,12 +171,13 @@ class IndexSql:
     reserve_rows: str
     delete_chunks: str
     search_exact: str
-    search_exact_filtered: str
+    search_exact_filtered: FilteredStatement | None
     search_ann: str | None
-    search_ann_filtered: str | None
+    search_ann_filtered: FilteredStatement | None
     substring: str
-    substring_filtered: str
-    phrase_variants: tuple[str, str]  # indexed by filtered
+    substring_filtered: FilteredStatement
+    phrase: str
+    phrase_filtered: FilteredStatement
     read_blocks: str
     lock_blocks: str
     insert_blocks: str
@@ -150,10 +185,7 @@ class IndexSql:
     merge_blocks: str
     purge_due: str
     candidates: str
-    candidates_filtered: str
-
-    def phrase_search(self, *, filtered: bool) -> str:
-        return self.phrase_variants[filtered]
+    candidates_filtered: FilteredStatement
 
     @classmethod
     def build(cls, schema: str, index_id: int, dimensions: int | None, metric: DistanceMetric) -> IndexSql:
@@ -162,11 +194,14 @@ class IndexSql:
         p = f'{s}."{postings_table_name(index_id)}"'
         row = row_columns(bool(dimensions))
         values = ", ".join(f"${i}{_INSERT_CASTS.get(column, '')}" for i, column in enumerate(row, 1))
-        exact = ann = exact_f = ann_f = None
+        exact = ann = None
+        exact_f = ann_f = None
         if dimensions:
-            exact, exact_f = (_search_exact(t, metric, filtered=f) for f in (False, True))
+            exact = _search_exact(t, metric, None)
+            exact_f = FilteredStatement.split(_search_exact(t, metric, _SLOT), column="metadata", arity=2)
             if ann_expression(dimensions) is not None:
-                ann, ann_f = (_search_ann(t, metric, dimensions, filtered=f) for f in (False, True))
+                ann = _search_ann(t, metric, dimensions, None)
+                ann_f = FilteredStatement.split(_search_ann(t, metric, dimensions, _SLOT), column="metadata", arity=3)
         return cls(
             table=t,
             schema_name=schema,
@@ -180,12 +215,13 @@ class IndexSql:
             ),
             delete_chunks=_delete_chunks(t, p),
             search_exact=exact or "",
-            search_exact_filtered=exact_f or "",
+            search_exact_filtered=exact_f,
             search_ann=ann,
             search_ann_filtered=ann_f,
-            substring=_substring(t, filtered=False),
-            substring_filtered=_substring(t, filtered=True),
-            phrase_variants=(_phrase_sql(t, s, filtered=False), _phrase_sql(t, s, filtered=True)),
+            substring=_substring(t, None),
+            substring_filtered=FilteredStatement.split(_substring(t, _SLOT), column="metadata", arity=2),
+            phrase=_phrase_sql(t, s, None),
+            phrase_filtered=FilteredStatement.split(_phrase_sql(t, s, _SLOT), column="c.metadata", arity=5),
             read_blocks=(
                 # $1 index_id, $2 terms, $3 ids of blocks the caller holds from the postings table
                 # whose oid is $4: the blocks of the terms some chunk holds, with the statistics;
@@ -220,8 +256,8 @@ class IndexSql:
                 f"AND {_PURGE_RATIO} * sum(size) FILTER (WHERE dead) >= coalesce(sum(size) FILTER (WHERE NOT dead), 0) "
                 "ORDER BY term"
             ),
-            candidates=_candidates(t, filtered=False),
-            candidates_filtered=_candidates(t, filtered=True),
+            candidates=_candidates(t, None),
+            candidates_filtered=FilteredStatement.split(_candidates(t, _SLOT), column="c.metadata", arity=4),
         )
 
 
@@ -260,10 +296,11 @@ SELECT term, dead, high, wide, sum(size)::int4, string_agg(rows, ''::bytea ORDER
 FROM merged GROUP BY term, dead, high, wide, tier"""
 
 
-def _candidates(t: str, *, filtered: bool) -> str:
-    """$1 row ids, $2 their scores, $3 the scores rounded to nine decimals, $4 k (and $5 a filter): the
-    best k of the chunks still there, by rounded score then identity, with what a hit needs."""
-    extra = " AND c.metadata @> $5::text::jsonb" if filtered else ""
+def _candidates(t: str, condition: str | None) -> str:
+    """$1 row ids, $2 their scores, $3 the scores rounded to nine decimals, $4 k (then a filter's
+    parameters): the best k of the chunks still there (and passing the filter), by rounded score then
+    identity, with what a hit needs."""
+    extra = f" AND {condition}" if condition else ""
     return (
         "SELECT c.row_id, c.document_id, c.chunk_id, c.content, c.metadata::text AS metadata, x.score, x.rounded "
         "FROM unnest($1::int8[], $2::float8[], $3::float8[]) AS x(row_id, score, rounded) "
@@ -272,25 +309,27 @@ def _candidates(t: str, *, filtered: bool) -> str:
     )
 
 
-def _where(filtered: bool, param: int, alias: str = "") -> str:
-    return f"WHERE {alias}metadata @> ${param}::text::jsonb" if filtered else ""
+def _where(condition: str | None) -> str:
+    return f"WHERE {condition} " if condition else ""
 
 
-def _search_exact(t: str, metric: DistanceMetric, *, filtered: bool) -> str:
+def _search_exact(t: str, metric: DistanceMetric, condition: str | None) -> str:
+    """$1 query vector, $2 k (then a filter's parameters)."""
     op = distance_operator(metric)
     return (
         f"SELECT document_id, chunk_id, content, metadata::text AS metadata, (embedding {op} $1::vector) AS distance "
-        f"FROM {t} {_where(filtered, 3)} ORDER BY distance, document_id, chunk_id LIMIT $2"
+        f"FROM {t} {_where(condition)}ORDER BY distance, document_id, chunk_id LIMIT $2"
     )
 
 
-def _search_ann(t: str, metric: DistanceMetric, dimensions: int, *, filtered: bool) -> str:
+def _search_ann(t: str, metric: DistanceMetric, dimensions: int, condition: str | None) -> str:
+    """$1 query vector, $2 k, $3 candidates (then a filter's parameters)."""
     op = distance_operator(metric)
     expression, operand = ann_expression(dimensions), ann_query_operand(dimensions)
     # The inner query is the one HNSW can serve (ORDER BY the indexed distance alone); the outer one
     # recomputes the exact distance at full precision and breaks ties by identity.
     return (
-        f"WITH candidates AS MATERIALIZED (SELECT row_id FROM {t} {_where(filtered, 4)} "
+        f"WITH candidates AS MATERIALIZED (SELECT row_id FROM {t} {_where(condition)}"
         f"ORDER BY {expression} {op} {operand} LIMIT $3) "
         f"SELECT c.document_id, c.chunk_id, c.content, c.metadata::text AS metadata, "
         f"(c.embedding {op} $1::vector) AS distance FROM candidates JOIN {t} c USING (row_id) "
@@ -298,22 +337,24 @@ def _search_ann(t: str, metric: DistanceMetric, dimensions: int, *, filtered: bo
     )
 
 
-def _substring(t: str, *, filtered: bool) -> str:
-    extra = " AND metadata @> $3::text::jsonb" if filtered else ""
+def _substring(t: str, condition: str | None) -> str:
+    """$1 LIKE pattern, $2 limit (then a filter's parameters)."""
+    extra = f" AND {condition}" if condition else ""
     return (
         f"SELECT document_id, chunk_id, content, metadata::text AS metadata, 0.0::float8 AS score FROM {t} "
         f"WHERE {TRIGRAM_EXPRESSION} LIKE $1 ESCAPE '\\'{extra} ORDER BY document_id, chunk_id LIMIT $2"
     )
 
 
-def _phrase_sql(t: str, s: str, *, filtered: bool) -> str:
-    """$1 index_id, $2 terms, $3 query term frequencies, $4 phrase tsquery, $5 limit, $6 filter.
+def _phrase_sql(t: str, s: str, condition: str | None) -> str:
+    """$1 index_id, $2 terms, $3 query term frequencies, $4 phrase tsquery, $5 limit (then a filter's
+    parameters).
 
     The candidates are the phrase matches, kept even when no free term scores. Scores equal to nine
     decimals are ties (summation order can differ in the last bit), broken by ``(document_id,
     chunk_id)`` like every other ranking in runiq.
     """
-    where = " AND c.metadata @> $6::text::jsonb" if filtered else ""
+    where = f" AND {condition}" if condition else ""
     join = "LEFT JOIN"
     return f"""
 WITH stats AS (

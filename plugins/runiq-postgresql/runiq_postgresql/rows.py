@@ -1,4 +1,4 @@
-"""Pure preparation of writes and filters: validation, vector encoding, lexical terms, JSON.
+"""Pure preparation of writes: validation, vector encoding, lexical terms, JSON.
 
 Everything here runs before a connection is taken, so a bad request fails with a typed runiq error
 and never reaches the database (whose error text could echo the values).
@@ -14,18 +14,13 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from runiq.rag.documents import MetadataValue, RagChunk
+from runiq.rag.documents import MetadataScalar, MetadataValue, RagChunk
 from runiq.rag.errors import RagValidationError, VectorDimensionMismatchError
 from runiq.rag.stores.base import DistanceMetric, IndexSpec, StoredDocument
-from runiq.rag.stores.filter_tree import And, Compare, Comparison
-from runiq.rag.stores.filter_values import ValueKind
-
-_CONTAINABLE = frozenset({ValueKind.BOOLEAN, ValueKind.NUMBER, ValueKind.STRING})
 
 __all__ = [
     "PreparedDocument",
     "chunk_content",
-    "filter_json",
     "metadata_json",
     "add_row_ids",
     "add_terms",
@@ -81,52 +76,29 @@ _JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 
 def metadata_json(metadata: Mapping[str, object]) -> str:
+    """Chunk metadata as a ``jsonb`` object: scalars, and lists of scalars as JSON arrays (filters
+    match a list when an element does, ``filter_sql``)."""
     if not metadata:
         return "{}"
     clean: dict[str, MetadataValue] = {}
     for key, value in metadata.items():
         if not isinstance(key, str) or not key:
             raise RagValidationError("Metadata keys must be non-empty strings.")
-        if isinstance(value, float) and not math.isfinite(value):
-            raise RagValidationError("Metadata numbers must be finite.")
-        if isinstance(value, str):
-            value = _text(value)
-        elif not isinstance(value, int | float | bool):
-            raise RagValidationError("Metadata values must be strings, numbers or booleans.")
-        clean[_text(key)] = value
+        if isinstance(value, list | tuple):
+            clean[_text(key)] = [_scalar(item) for item in value]
+        else:
+            clean[_text(key)] = _scalar(value)
     return _JSON.encode(clean)
 
 
-def filter_json(filters: Mapping[str, object] | None) -> str | None:
-    """Equality filters as one jsonb containment document (``metadata @> $n``), served by the GIN index.
-
-    Until the store compiles the whole filter language (``filter_sql``), a validated filter must be a
-    conjunction of scalar equalities (a tenant scope and a query's equality filter included); anything
-    else is refused with a fixed message instead of silently matching nothing.
-    """
-    if not filters:
-        return None
-    root = getattr(filters, "root", None)
-    if root is None:
-        return metadata_json(filters)
-    equalities: dict[str, object] = {}
-    if not _collect_equalities(root, equalities):
-        raise RagValidationError(
-            "The PostgreSQL store supports equality filters ({key: value}, combined with $and) in this release."
-        )
-    return metadata_json(equalities)
-
-
-def _collect_equalities(node: object, into: dict[str, object]) -> bool:
-    if isinstance(node, And):
-        return all(_collect_equalities(clause, into) for clause in node.clauses)
-    if isinstance(node, Compare) and node.op is Comparison.EQ and node.value.kind in _CONTAINABLE:
-        value = node.value.value  # as written; jsonb compares numbers by value, like the core's equality
-        if node.key in into and into[node.key] != value:
-            return False
-        into[node.key] = value
-        return True
-    return False
+def _scalar(value: object) -> MetadataScalar:
+    if isinstance(value, float) and not math.isfinite(value):
+        raise RagValidationError("Metadata numbers must be finite.")
+    if isinstance(value, str):
+        return _text(value)
+    if isinstance(value, int | float | bool):
+        return value
+    raise RagValidationError("Metadata values must be strings, numbers, booleans or lists of those.")
 
 
 @dataclass(slots=True)

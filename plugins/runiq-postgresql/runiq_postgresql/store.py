@@ -33,7 +33,7 @@ import numpy.typing as npt
 
 from runiq.logging import get_logger
 from runiq.rag.chunking.context import chunk_indexed_text
-from runiq.rag.documents import MetadataValue, RagChunk
+from runiq.rag.documents import RagChunk
 from runiq.rag.errors import RagConfigurationError, RagValidationError, VectorIndexNotFoundError
 from runiq.rag.ingestion.operation import RagIngestionOperation
 from runiq.rag.lexical.analysed import analyse_query
@@ -48,7 +48,8 @@ from runiq.rag.stores.base import (
     ensure_compatible,
     validate_top_k,
 )
-from runiq.rag.stores.filters import validate_filters
+from runiq.rag.stores.filter_tree import FilterNode
+from runiq.rag.stores.filters import FilterSpec, parse_filter
 from runiq_postgresql import bulk, postings, ranking, upkeep
 from runiq_postgresql.blockcache import BlockCache
 from runiq_postgresql.claims import WorkClaimsMixin
@@ -59,13 +60,12 @@ from runiq_postgresql.lease import advisory_lease
 from runiq_postgresql.lexical import QueryTerms, SliceTerms, query_terms, slice_terms
 from runiq_postgresql.pool import PoolSettings, acquire_pool, begin_search, release_pool
 from runiq_postgresql.postings import PostingsBuffer
-from runiq_postgresql.queries import IndexSql, SchemaSql
+from runiq_postgresql.queries import FilteredStatement, IndexSql, SchemaSql
 from runiq_postgresql.replicas import ReadRouter, routed_read
 from runiq_postgresql.rows import (
     PreparedDocument,
     add_row_ids,
     add_terms,
-    filter_json,
     prepare_many,
     query_vector,
     validate_name,
@@ -725,27 +725,25 @@ class PostgresVectorStore(WorkClaimsMixin):
         vector: npt.ArrayLike,
         *,
         top_k: int,
-        filters: Mapping[str, MetadataValue] | None = None,
+        filters: FilterSpec | None = None,
     ) -> list[StoreHit]:
         index = await self._require(index_name)
         validate_top_k(top_k)
         encoded = query_vector(index.spec, vector)
-        where = filter_json(validate_filters(filters))
+        where = parse_filter(filters)
         sql = index.sql
         ef = min(_MAX_EF_SEARCH, max(self._options.hnsw_ef_search, 4 * top_k))
         candidates = min(ef, 2 * top_k + 10)
         async with self.read_router.connection() as conn:
             if index.ann and sql.search_ann is not None and 2 * top_k + 10 <= _MAX_EF_SEARCH:
                 await begin_search(conn, ef_search=ef, filtered=where is not None)
-                if where is None:
-                    rows = await conn.fetch(sql.search_ann, encoded, top_k, candidates)
-                else:
-                    rows = await conn.fetch(sql.search_ann_filtered, encoded, top_k, candidates, where)
+                rows = await _fetch(conn, sql.search_ann, sql.search_ann_filtered, where, encoded, top_k, candidates)
                 await conn.execute("COMMIT")  # on an error the pool's reset rolls back instead
-            elif where is None:
-                rows = await conn.fetch(sql.search_exact, encoded, top_k)
-            else:
-                rows = await conn.fetch(sql.search_exact_filtered, encoded, top_k, where)
+                if where is None or len(rows) >= top_k:
+                    return [_vector_hit(index.spec.metric, row) for row in rows]
+                # The iterative scan stopped (hnsw.max_scan_tuples) before k chunks passed the filter,
+                # or fewer pass at all: the exact scan says which.
+            rows = await _fetch(conn, sql.search_exact, sql.search_exact_filtered, where, encoded, top_k)
         return [_vector_hit(index.spec.metric, row) for row in rows]
 
     @mapped
@@ -756,11 +754,11 @@ class PostgresVectorStore(WorkClaimsMixin):
         query: LexicalQuery,
         *,
         top_k: int,
-        filters: Mapping[str, MetadataValue] | None = None,
+        filters: FilterSpec | None = None,
     ) -> list[StoreHit]:
         index = await self._require(index_name)
         validate_top_k(top_k)
-        where = filter_json(validate_filters(filters))
+        where = parse_filter(filters)
         analysed = analyse_query(query, self._analyzer)
         if analysed.is_empty:
             return []
@@ -774,13 +772,12 @@ class PostgresVectorStore(WorkClaimsMixin):
         return [_lexical_hit(row) for row in rows[:top_k]]
 
     async def _bm25_rows(
-        self, conn: asyncpg.Connection, index: _Index, terms: QueryTerms, top_k: int, where: str | None
+        self, conn: asyncpg.Connection, index: _Index, terms: QueryTerms, top_k: int, where: FilterNode | None
     ) -> list[Any]:
         """The BM25 top k: phrase queries in SQL, free text from the postings (one snapshot for both reads)."""
         if terms.has_phrases:
-            args: list[Any] = [index.index_id, list(terms.terms), list(terms.frequencies), terms.match, top_k]
-            sql = index.sql.phrase_search(filtered=where is not None)
-            return list(await conn.fetch(sql, *(args if where is None else [*args, where])))
+            args = (index.index_id, list(terms.terms), list(terms.frequencies), terms.match, top_k)
+            return await _fetch(conn, index.sql.phrase, index.sql.phrase_filtered, where, *args)
         async with conn.transaction(isolation="repeatable_read", readonly=True):
             rows, blocks = await self._read_blocks(conn, index, terms)
             if not rows:
@@ -811,13 +808,19 @@ class PostgresVectorStore(WorkClaimsMixin):
         return rows, blocks
 
     async def _best_rows(
-        self, conn: asyncpg.Connection, index: _Index, batches: Iterator[ranking.Batch], top_k: int, where: str | None
+        self,
+        conn: asyncpg.Connection,
+        index: _Index,
+        batches: Iterator[ranking.Batch],
+        top_k: int,
+        where: FilterNode | None,
     ) -> list[Any]:
         """Hand candidates to the server best first, with the best k so far, until k results are settled.
 
         The server orders each batch (rounded score, then identity) and keeps the best k that still
         exist and pass the filter: a tie group, however large, costs one sort there, not a transfer.
         """
+        sql, filter_args = _statement(index.sql.candidates, index.sql.candidates_filtered, where)
         best: list[Any] = []
         for batch in batches:
             if not batch.rows:
@@ -828,23 +831,43 @@ class PostgresVectorStore(WorkClaimsMixin):
                 [row["rounded"] for row in best] + batch.rounded,
                 top_k,
             ]
-            sql = index.sql.candidates if where is None else index.sql.candidates_filtered
-            best = list(await conn.fetch(sql, *(args if where is None else [*args, where])))
+            best = list(await conn.fetch(sql, *args, *filter_args))
             if sum(row["rounded"] >= batch.floor for row in best) >= top_k:
                 break
         return best
 
     async def _substring_rows(
-        self, conn: asyncpg.Connection, index: _Index, pattern: str, top_k: int, where: str | None, found: list[Any]
+        self,
+        conn: asyncpg.Connection,
+        index: _Index,
+        pattern: str,
+        top_k: int,
+        where: FilterNode | None,
+        found: list[Any],
     ) -> list[Any]:
         """The trigram safety net: identifier fragments that no token matched, appended with score 0."""
         seen = {(row["document_id"], row["chunk_id"]) for row in found}
         limit = top_k + len(seen)
-        if where is None:
-            extra = await conn.fetch(index.sql.substring, pattern, limit)
-        else:
-            extra = await conn.fetch(index.sql.substring_filtered, pattern, limit, where)
+        extra = await _fetch(conn, index.sql.substring, index.sql.substring_filtered, where, pattern, limit)
         return [row for row in extra if (row["document_id"], row["chunk_id"]) not in seen]
+
+
+def _statement(
+    plain: str, filtered: FilteredStatement | None, where: FilterNode | None
+) -> tuple[str, tuple[object, ...]]:
+    """The precomputed statement without a filter, else the statement for the filter's shape and its
+    parameters (to pass after the statement's own)."""
+    if where is None:
+        return plain, ()
+    assert filtered is not None  # every statement that has a plain form has a filtered one
+    return filtered.bind(where)
+
+
+async def _fetch(
+    conn: asyncpg.Connection, plain: str, filtered: FilteredStatement | None, where: FilterNode | None, *args: object
+) -> list[Any]:
+    sql, filter_args = _statement(plain, filtered, where)
+    return list(await conn.fetch(sql, *args, *filter_args))
 
 
 def _with_terms(documents: list[PreparedDocument], terms: SliceTerms) -> _Prepared:

@@ -204,8 +204,8 @@ async def test_embedded_default_persists_across_hosts(embedded_data_dir: Path, t
         assert result.hits[0].document_id.endswith("build.md")
 
 
-async def test_filter_operators_are_refused_until_the_store_compiles_them(pg_store: Any) -> None:
-    """Equality (also combined with $and) works; an operator is a clear validation error, never silently empty."""
+async def test_filter_operators_work_and_unknown_ones_are_validation_errors(pg_store: Any) -> None:
+    """Equality (also combined with $and) and operators work; an unknown operator is a clear validation error."""
     import numpy as np
 
     from runiq.rag import IndexSpec, RagValidationError, StoredDocument
@@ -218,5 +218,7 @@ async def test_filter_operators_are_refused_until_the_store_compiles_them(pg_sto
     vector = np.array([1, 0, 0], dtype=np.float32)
     assert len(await pg_store.search("f", vector, top_k=3, filters={"n": 3.0})) == 1
     assert len(await pg_store.search("f", vector, top_k=3, filters={"$and": [{"n": 3}, {"t": "a"}]})) == 1
-    with pytest.raises(RagValidationError):
-        await pg_store.search("f", vector, top_k=3, filters={"n": {"$gt": 2}})
+    assert len(await pg_store.search("f", vector, top_k=3, filters={"n": {"$gt": 2}, "t": {"$in": ["a"]}})) == 1
+    assert await pg_store.search("f", vector, top_k=3, filters={"$or": [{"n": {"$lt": 3}}, {"t": "b"}]}) == []
+    with pytest.raises(RagValidationError, match=r"^Filter"):
+        await pg_store.search("f", vector, top_k=3, filters={"n": {"$regex": "3"}})

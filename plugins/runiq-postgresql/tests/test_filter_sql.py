@@ -11,6 +11,7 @@ import json
 import re
 from collections.abc import AsyncIterator
 from datetime import UTC, date, datetime, timedelta, timezone
+from decimal import Decimal
 from typing import Any
 
 import asyncpg
@@ -18,6 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import runiq_postgresql.filter_sql as filter_sql_module
 from runiq.rag import RagValidationError
 from runiq.rag.stores.filter_tree import And, Compare, Comparison, Exists
 from runiq.rag.stores.filter_values import date_key, datetime_key, filter_value
@@ -25,7 +27,7 @@ from runiq.rag.stores.filters import matches, parse_filter
 from runiq.rag.testing import CANARY
 from runiq.rag.testing.filter_cases import FILTER_CASES, FILTER_ROWS, HOSTILE_FILTERS
 from runiq.rag.testing.filter_strategies import date_texts, datetime_texts, filters, metadata_rows
-from runiq_postgresql.filter_sql import SqlFilter, compile_filter, compile_filters
+from runiq_postgresql.filter_sql import MAX_CONTAINED_VALUES, SqlFilter, compile_filter, compile_filters
 
 _JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
@@ -88,6 +90,43 @@ async def test_compiled_filters_select_what_the_reference_selects(
         assert await _selected(conn, spec) == _reference(rows, spec), spec
 
 
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=st.lists(metadata_rows(), max_size=8), specs=st.lists(filters(), min_size=1, max_size=4))
+async def test_hashed_membership_selects_what_containment_selects(
+    conn: asyncpg.Connection, monkeypatch: pytest.MonkeyPatch, rows: list[dict[str, Any]], specs: list[dict[str, Any]]
+) -> None:
+    """The form of large $in sets (a hashed ``IN`` per element), forced for every equality here, has
+    the reference semantics too (numbers by value, booleans apart, lists by element)."""
+    monkeypatch.setattr(filter_sql_module, "MAX_CONTAINED_VALUES", 0)
+    await _load(conn, rows)
+    for spec in specs:
+        assert await _selected(conn, spec) == _reference(rows, spec), spec
+
+
+async def test_large_in_sets_cost_a_hash_lookup_per_row(conn: asyncpg.Connection) -> None:
+    """1,000 values: the set is hashed once per statement (not a containment document per value per
+    row, which took a millisecond a row); $nin and lists of values too. Smaller sets stay indexed."""
+    rows = [{"team": f"t{i % 500}", "tags": [f"g{i % 97}", i % 5, True]} for i in range(5_000)]
+    await _load(conn, rows)
+    values = ["t7", 3, *(f"x{i}" for i in range(998))]
+    for spec in (
+        {"team": {"$in": values}},
+        {"team": {"$nin": values}},
+        {"tags": {"$in": ["g3", *(f"y{i}" for i in range(999))]}},
+        {"tags": {"$nin": [4, 4.0, *range(100, 1098)]}},
+        {"$not": {"team": {"$in": values}}},
+    ):
+        compiled = compile_filters(spec)
+        assert compiled is not None
+        assert "@>" not in compiled.sql
+        lines = await conn.fetch(f"EXPLAIN SELECT id FROM t WHERE {compiled.sql}", *compiled.parameters)
+        assert "hashed SubPlan" in "\n".join(line[0] for line in lines), spec
+        assert await _selected(conn, spec) == _reference(rows, spec), spec
+    small = compile_filters({"team": {"$in": values[:MAX_CONTAINED_VALUES]}})
+    assert small is not None
+    assert "@>" in small.sql
+
+
 _PIVOTS = st.one_of(
     st.dates(),
     st.datetimes(timezones=st.sampled_from([UTC, timezone(timedelta(hours=5, minutes=30))])),
@@ -122,7 +161,7 @@ async def test_string_ranges_use_code_point_order_whatever_the_database_collatio
     linguistic default (en_US: "a" < "Z") would otherwise change: string comparisons are COLLATE "C"."""
     compiled = compile_filters({"k": {"$gt": "Z"}, "d": {"$lt": date(2024, 1, 1)}})
     assert compiled is not None
-    assert compiled.sql.count('COLLATE "C"') == 2
+    assert compiled.sql.count('COLLATE "C"') == 4  # each range twice: on a scalar, on a list's elements
 
 
 async def test_equality_and_in_use_the_gin_index_and_ranges_do_not(conn: asyncpg.Connection) -> None:
@@ -212,4 +251,4 @@ def test_no_filter_compiles_to_nothing_and_trees_compile_directly() -> None:
     node = And((Exists("a", True), Compare("b", Comparison.LT, filter_value(3))))
     compiled = compile_filter(node)
     assert isinstance(compiled, SqlFilter)
-    assert compiled.parameters == ("a", "b", "3")
+    assert compiled.parameters == ("a", "b", Decimal(3))
