@@ -76,6 +76,9 @@ class FailureOutput(_Shape):
 
 
 class ProgressOutput(_Shape):
+    """A run's counters: ``skipped_documents`` were unchanged (and stay stored); ``skipped_files`` are
+    files no loader reads (images, archives...), passed over and never counted as failed."""
+
     discovered_documents: int
     processed_documents: int
     added_documents: int
@@ -86,6 +89,7 @@ class ProgressOutput(_Shape):
     produced_chunks: int
     produced_embeddings: int
     embedding_calls: int
+    skipped_files: int = 0  # absent from an older server's answer
 
 
 class OperationOutput(_Shape):

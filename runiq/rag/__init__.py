@@ -143,6 +143,7 @@ from runiq.rag.sources import (
     SourceFailure,
     SourceItem,
     SourceReadResult,
+    SourceSkip,
 )
 from runiq.rag.stores import (
     DistanceMetric,
@@ -285,6 +286,7 @@ __all__ = [
     "SourceItem",
     "SourceRank",
     "SourceReadResult",
+    "SourceSkip",
     "StartupIngestionError",
     "StaticRetrievalScope",
     "StoreHit",

@@ -31,7 +31,7 @@ def add_runiq_rag(builder: HostBuilder, configure: Callable[[RagBuilder], object
     """
     rag = builder.properties.get(_KEY)
     if rag is None:
-        rag = RagBuilder(builder.providers)
+        rag = RagBuilder(builder.providers, builder.loaders)
         builder.properties[_KEY] = rag
         builder.properties.setdefault("runiq.finalizers", []).append(rag.freeze)
         _register_services(builder, rag)
