@@ -209,6 +209,10 @@ class HitOutput(_Shape):
     relevance: float | None
     content: str
     provenance: ProvenanceOutput
+    # Where the chunk lies in its document (absent from an older server's answer).
+    page: int | None = None
+    start_offset: int | None = None
+    end_offset: int | None = None
 
     @classmethod
     def of(cls, hit: RagRetrievalHit) -> HitOutput:
@@ -229,6 +233,9 @@ class HitOutput(_Shape):
                 fused_score=p.fused_score,
                 fused_rank=p.fused_rank,
             ),
+            page=hit.page,
+            start_offset=hit.start_offset,
+            end_offset=hit.end_offset,
         )
 
 
