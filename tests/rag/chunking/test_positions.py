@@ -26,16 +26,21 @@ def test_every_chunk_records_its_offsets_and_a_pageless_document_no_page() -> No
         assert "page" not in chunk.metadata
 
 
-def test_a_paged_document_gives_each_chunk_the_page_it_starts_on() -> None:
-    """Pages joined by form feeds (the PDF loader's text): each chunk's page is where its text is."""
-    pages = [f"Page {n} talks about topic{n} in a few words. " * 2 for n in (1, 2, 3)]
+def test_a_paged_document_is_chunked_page_by_page() -> None:
+    """Pages joined by form feeds (the PDF loader's text): no chunk runs over a break, so each chunk's
+    page is the page of all its text, whatever the chunk size; blank pages give no chunk."""
+    pages = [f"Page {n} talks about topic{n} in a few words. " * 2 for n in (1, 2, 3)] + [" \n"]
     loaded = LoadedDocument.from_pages(pages)
     document = loaded.to_document("handbook.pdf")
-    chunks = _chunks(document)
-    assert {chunk.metadata["page"] for chunk in chunks} == {1, 2, 3}
-    for chunk in chunks:
-        page = loaded.pages[int(str(chunk.metadata["page"])) - 1]
-        assert page.start <= chunk.start < page.end
+    for options in (OPTIONS, ChunkingOptions(max_characters=4000, overlap=100)):
+        chunks = chunker_for(document, options).chunk(document)
+        assert {chunk.metadata["page"] for chunk in chunks} == {1, 2, 3}
+        for chunk in chunks:
+            page = loaded.pages[int(str(chunk.metadata["page"])) - 1]
+            assert page.start <= chunk.start < chunk.end <= page.end
+            assert document.content[chunk.start : chunk.end] == chunk.content
+            assert f"topic{page.number}" in chunk.content
+    assert len(chunker_for(document, ChunkingOptions(max_characters=4000, overlap=100)).chunk(document)) == 3
 
 
 def test_markdown_with_pages_keeps_its_section_and_gets_a_page() -> None:
