@@ -31,49 +31,69 @@ _COMMENT = "<!--"  # an HTML comment block is skipped like a fence, to the line 
 
 def markdown_headings(text: str) -> tuple[Heading, ...]:
     """Every heading in order; ``start`` is where its line (or, for setext, its paragraph) begins."""
-    headings: list[Heading] = []
-    fence: str | None = None
-    paragraph: int | None = None  # where the open paragraph starts
+    scan = _Scan(text)
     for match in _LINE.finditer(text):
         start = match.start()
         if start == len(text) and start > 0:
             break  # the empty match after a final line break
-        line = match.group().rstrip("\r\n")
+        scan.line(start, match.group().rstrip("\r\n"))
+    return tuple(scan.headings)
+
+
+class _Scan:
+    """The state between lines: an open fence or comment, and where the open paragraph starts."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self.headings: list[Heading] = []
+        self._fence: str | None = None
+        self._paragraph: int | None = None
+
+    def line(self, start: int, line: str) -> None:
         body = line.lstrip(" ")
         indent = len(line) - len(body)
-        if fence is not None:
-            if (indent <= 3 or fence is _COMMENT) and _closes(body, fence):
-                fence = None
-            continue
-        if not body.strip(" \t"):
-            paragraph = None
-            continue
-        if indent > 3:
-            continue  # indented code, or a paragraph's continuation
+        if self._fence is not None:
+            if (indent <= 3 or self._fence is _COMMENT) and _closes(body, self._fence):
+                self._fence = None
+        elif not body.strip(" \t"):
+            self._paragraph = None
+        elif indent <= 3 and not (self._fence_opened(body) or self._atx(start, body) or self._setext(start, body)):
+            self._text_line(start, body)
+        # More indent: indented code, or a paragraph's continuation; neither changes anything here.
+
+    def _fence_opened(self, body: str) -> bool:
         opening = _FENCE.match(body)
-        if opening is not None and not (opening.group()[0] == "`" and "`" in body[opening.end() :]):
-            fence, paragraph = opening.group(), None
-            continue
-        atx = _ATX_OPENING.match(body)
-        if atx is not None:
-            title = _atx_title(body[atx.end() :])
-            if title:
-                headings.append(Heading(len(atx.group(1)), title, start))
-            paragraph = None
-            continue
-        if paragraph is not None and _SETEXT.fullmatch(body):
-            title = one_line(text[paragraph:start])
-            if title:
-                headings.append(Heading(1 if body[0] == "=" else 2, title, paragraph))
-            paragraph = None
-            continue
+        if opening is None or (opening.group()[0] == "`" and "`" in body[opening.end() :]):
+            return False
+        self._fence, self._paragraph = opening.group(), None
+        return True
+
+    def _atx(self, start: int, body: str) -> bool:
+        opening = _ATX_OPENING.match(body)
+        if opening is None:
+            return False
+        title = _atx_title(body[opening.end() :])
+        if title:
+            self.headings.append(Heading(len(opening.group(1)), title, start))
+        self._paragraph = None
+        return True
+
+    def _setext(self, start: int, body: str) -> bool:
+        if self._paragraph is None or not _SETEXT.fullmatch(body):
+            return False
+        title = one_line(self._text[self._paragraph : start])
+        if title:
+            self.headings.append(Heading(1 if body[0] == "=" else 2, title, self._paragraph))
+        self._paragraph = None
+        return True
+
+    def _text_line(self, start: int, body: str) -> None:
         if _NOT_PARAGRAPH.match(body):
-            paragraph = None  # a list item, quote or HTML line ends a paragraph (or starts none)
+            self._paragraph = None  # a list item, quote or HTML line ends a paragraph (or starts none)
             if body.startswith("<!--") and "-->" not in body[4:]:
-                fence = _COMMENT
-        elif paragraph is None:
-            paragraph = start
-    return tuple(headings)
+                self._fence = _COMMENT
+        elif self._paragraph is None:
+            self._paragraph = start
 
 
 def _atx_title(rest: str) -> str:

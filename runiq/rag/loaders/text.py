@@ -47,4 +47,3 @@ class MarkdownLoader:
             headings=headings,
             metadata={"encoding": encoding},
         )
-

@@ -33,8 +33,8 @@ from runiq.rag.retrieval.query import RagRetrievalMode
 from runiq.rag.retrieval.scope import RetrievalScopeProvider
 from runiq.rag.sources.base import DocumentSource
 from runiq.rag.sources.directory import DirectorySource
-from runiq.rag.sources.selection import DEFAULT_PATTERN
 from runiq.rag.sources.memory import InMemorySource
+from runiq.rag.sources.selection import DEFAULT_PATTERN
 from runiq.rag.stores.base import DistanceMetric
 
 __all__ = ["INDEX_NAME_PATTERN", "IndexBuilder", "ProviderSelection", "RagBuilder"]

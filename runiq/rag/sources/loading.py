@@ -51,4 +51,3 @@ async def _loaded(item: FileRead | SourceFailure | SourceSkip, pool: LoaderPool)
         )
     except RagValidationError:
         return SourceFailure(document_id=item.document_id, code="invalid_name")  # a blank file name, for one
-

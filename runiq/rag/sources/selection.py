@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+
 from runiq.rag.loaders.registry import LoaderRegistry, LoaderSpec
 from runiq.rag.loaders.text import PlainTextLoader
 

@@ -11,7 +11,15 @@ from dataclasses import dataclass
 from runiq.rag.loaders.base import LoadedDocument, LoadOptions
 from runiq.rag.testing.fakes import CANARY
 
-__all__ = ["CrashingLoader", "HungryLoader", "LeakyLoader", "NoisyLoader", "ProcessLoader", "SleepyLoader", "SpinningLoader"]
+__all__ = [
+    "CrashingLoader",
+    "HungryLoader",
+    "LeakyLoader",
+    "NoisyLoader",
+    "ProcessLoader",
+    "SleepyLoader",
+    "SpinningLoader",
+]
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,10 +29,12 @@ async def test_on_startup_over_a_mixed_folder_starts_and_completes(tmp_path: Pat
         builder,
         lambda rag: rag.add_index(
             "handbook",
-            lambda index: index.use_directory(documents, recursive=True)
-            .use_embedding(HashingEmbedding())
-            .use_in_memory_vector_store()
-            .configure_ingestion(lambda ingestion: ingestion.on_startup()),
+            lambda index: (
+                index.use_directory(documents, recursive=True)
+                .use_embedding(HashingEmbedding())
+                .use_in_memory_vector_store()
+                .configure_ingestion(lambda ingestion: ingestion.on_startup())
+            ),
         ),
     )
     async with builder.build() as host:

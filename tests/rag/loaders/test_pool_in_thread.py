@@ -12,8 +12,8 @@ from runiq.rag.loaders import (
     DocumentLoadError,
     LoadBudget,
     LoaderPool,
-    LoadFailureCode,
     LoaderRegistry,
+    LoadFailureCode,
     PlainTextLoader,
     builtin_registry,
 )

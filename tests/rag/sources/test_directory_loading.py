@@ -7,10 +7,10 @@ import json
 import zipfile
 from pathlib import Path
 
+from runiq.plugins.registry import ProviderRegistry
 from runiq.rag import DirectorySource, RagIngestionProgress
 from runiq.rag.loaders import DEFAULT_MAX_FILE_BYTES, LoadBudget, LoaderRegistry, register_builtin_loaders
 from runiq.rag.registration.builder import IndexBuilder
-from runiq.plugins.registry import ProviderRegistry
 from runiq.rag.testing import CANARY
 from runiq.rag.testing.loader_fakes import CrashingLoader, LeakyLoader
 from runiq.settings import DirectorySourceSettings
@@ -96,7 +96,7 @@ async def test_use_directory_reads_with_the_host_loaders(tmp_path: Path) -> None
     registry = LoaderRegistry()
     registry.add(LeakyLoader())
     index = IndexBuilder("docs", ProviderRegistry(), registry).use_directory(tmp_path)
-    (source,) = index._sources  # noqa: SLF001 - the source the builder made
+    (source,) = index._sources
     assert isinstance(source, DirectorySource) and source.loaders is registry
     result = await source.read()
     assert [(f.document_id, f.code) for f in result.failures] == [("x.fake", "failed")]
@@ -109,7 +109,7 @@ def test_one_default_file_size_for_sources_budgets_and_settings() -> None:
     assert DirectorySource(root=Path("/d")).max_file_bytes == LoadBudget().max_file_bytes == DEFAULT_MAX_FILE_BYTES
     assert DirectorySourceSettings(path="d").max_file_bytes is None  # unset: the loaders' default
     index = IndexBuilder("docs", ProviderRegistry()).use_directory("/d")
-    assert index._sources[0].max_file_bytes == DEFAULT_MAX_FILE_BYTES  # type: ignore[attr-defined]  # noqa: SLF001
+    assert index._sources[0].max_file_bytes == DEFAULT_MAX_FILE_BYTES  # type: ignore[attr-defined]
 
 
 def test_skipped_files_are_their_own_counter() -> None:
