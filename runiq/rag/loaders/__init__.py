@@ -28,7 +28,13 @@ from runiq.rag.loaders.errors import DocumentLoadError, LoadFailureCode
 from runiq.rag.loaders.html_loader import HtmlLoader
 from runiq.rag.loaders.json_loader import JsonLoader
 from runiq.rag.loaders.markdown_headings import markdown_headings
-from runiq.rag.loaders.pool import DEFAULT_MAX_FILE_BYTES, IN_THREAD_MAX_BYTES, LoadBudget, LoaderPool
+from runiq.rag.loaders.pool import (
+    DEFAULT_MAX_FILE_BYTES,
+    IN_THREAD_MAX_BYTES,
+    LoadBudget,
+    LoaderPool,
+    loads_in_thread,
+)
 from runiq.rag.loaders.registry import LoaderRegistry, LoaderSpec
 from runiq.rag.loaders.tabular import cell_text, row_text, table_lines
 from runiq.rag.loaders.text import MarkdownLoader, PlainTextLoader
@@ -61,6 +67,7 @@ __all__ = [
     "clean_text",
     "decode_text",
     "guarded",
+    "loads_in_thread",
     "markdown_headings",
     "one_line",
     "open_zip",

@@ -46,7 +46,7 @@ from runiq.rag.loaders.base import DocumentLoader, Heading, LoadedDocument, Load
 from runiq.rag.loaders.errors import DocumentLoadError, LoadFailureCode
 from runiq.rag.loaders.worker import HEADER, load_checked
 
-__all__ = ["DEFAULT_MAX_FILE_BYTES", "IN_THREAD_MAX_BYTES", "LoadBudget", "LoaderPool"]
+__all__ = ["DEFAULT_MAX_FILE_BYTES", "IN_THREAD_MAX_BYTES", "LoadBudget", "LoaderPool", "loads_in_thread"]
 
 # The largest file a loader is given, unless configured: the one default for LoadBudget and every
 # directory source. PDFs and Office files with images are often tens of MiB while their text is small;
@@ -54,6 +54,13 @@ __all__ = ["DEFAULT_MAX_FILE_BYTES", "IN_THREAD_MAX_BYTES", "LoadBudget", "Loade
 DEFAULT_MAX_FILE_BYTES = 64 * 1024 * 1024
 # The largest file a loader registered as not needing isolation loads in a thread (see above).
 IN_THREAD_MAX_BYTES = 2 * 1024 * 1024
+
+
+def loads_in_thread(*, isolated: bool, size: int) -> bool:
+    """The one rule for where a file loads: in a thread only for a loader registered as not needing
+    isolation and a file of at most ``IN_THREAD_MAX_BYTES``; in a forked worker otherwise."""
+    return not isolated and size <= IN_THREAD_MAX_BYTES
+
 
 _START_TIMEOUT = 60.0  # importing runiq in a fresh interpreter on a loaded machine
 _STOP_TIMEOUT = 5.0
@@ -116,7 +123,7 @@ class LoaderPool:
         if len(data) > self.budget.max_file_bytes:
             raise DocumentLoadError(LoadFailureCode.TOO_LARGE)
         request = (loader, data, options or LoadOptions(), self.budget.max_characters)
-        if not isolated and len(data) <= IN_THREAD_MAX_BYTES:
+        if loads_in_thread(isolated=isolated, size=len(data)):
             return await self._load_in_thread(*request)
         payload = await asyncio.to_thread(pickle.dumps, request, pickle.HIGHEST_PROTOCOL)
         worker = await self._idle.get()

@@ -29,14 +29,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from runiq.errors import call_translated, replacing
+from runiq.rag.documents import RagDocument
 from runiq.rag.errors import DocumentSourceError, RagConfigurationError
 from runiq.rag.loaders.builtin import builtin_registry
-from runiq.rag.loaders.pool import DEFAULT_MAX_FILE_BYTES, LoadBudget, LoaderPool
+from runiq.rag.loaders.pool import DEFAULT_MAX_FILE_BYTES, LoadBudget, LoaderPool, loads_in_thread
 from runiq.rag.loaders.registry import LoaderRegistry
 from runiq.rag.sources import confined
 from runiq.rag.sources.base import SourceFailure, SourceItem, SourceReadResult, SourceSkip, read_all
 from runiq.rag.sources.confined import ConfinedRoot, OutsideRoot, Parts, SymlinkLoop
-from runiq.rag.sources.loading import FileRead, load_files
+from runiq.rag.sources.loading import FileRead, load_files, load_here
 from runiq.rag.sources.selection import DEFAULT_PATTERN, FileSelection
 from runiq.rag.sources.walk import iter_files
 
@@ -46,7 +47,7 @@ _BATCH_ITEMS = 64
 _BATCH_BYTES = 4 * 1024 * 1024
 _LOADER_WORKERS = 2
 
-_Read = FileRead | SourceFailure | SourceSkip
+_Read = FileRead | SourceItem  # a file for the pool, or what the reading thread made of it
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -87,12 +88,16 @@ class DirectorySource:
         selection = FileSelection(self.loaders if self.loaders is not None else builtin_registry(), self.pattern)
         items = self._iterate(selection)
         try:
-            async with LoaderPool(LoadBudget(max_file_bytes=self.max_file_bytes), workers=_LOADER_WORKERS) as pool:
+            async with LoaderPool(self._budget, workers=_LOADER_WORKERS) as pool:
                 while batch := await asyncio.to_thread(_next_batch, items):
                     for item in await load_files(batch, pool):
                         yield item
         finally:
             items.close()  # closes the directory handles, also when the consumer stops early
+
+    @property
+    def _budget(self) -> LoadBudget:
+        return LoadBudget(max_file_bytes=self.max_file_bytes)
 
     async def read(self) -> SourceReadResult:
         """Everything at once (tests and small trees); ingestion uses :meth:`stream`."""
@@ -109,11 +114,15 @@ class DirectorySource:
             found = iter_files(root, selection.matches, recursive=self.recursive)
             unlistable = replacing(OSError, DocumentSourceError("directory", "the root directory could not be listed"))
             delivered = 0
+            max_characters = self._budget.max_characters
             while (entry := call_translated(lambda: next(found, None), unlistable)) is not None:
                 parts, code = entry
                 item = self._item(root, parts, code, selection, delivered)
                 if isinstance(item, FileRead):
                     delivered += 1
+                    if loads_in_thread(isolated=item.loader.isolated, size=len(item.data)):
+                        yield load_here(item, max_characters)
+                        continue
                 if item is not None:
                     yield item
 
@@ -156,7 +165,10 @@ def _next_batch(items: Iterator[_Read]) -> list[_Read]:
     size = 0
     for item in items:
         batch.append(item)
-        size += len(item.data) if isinstance(item, FileRead) else 0
+        if isinstance(item, FileRead):
+            size += len(item.data)
+        elif isinstance(item, RagDocument):
+            size += len(item.content)
         if len(batch) >= _BATCH_ITEMS or size >= _BATCH_BYTES:
             break
     return batch
