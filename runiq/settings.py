@@ -73,10 +73,13 @@ class ProviderSettings(_Frozen):
 
 
 class DirectorySourceSettings(_Frozen):
+    """``pattern = "*"`` reads every file a registered loader reads; ``max_file_bytes`` unset is the
+    loaders' default (``runiq.rag.loaders.DEFAULT_MAX_FILE_BYTES``)."""
+
     path: str
     pattern: str = "*"
     recursive: bool = False
-    max_file_bytes: int = 8 * 1024 * 1024
+    max_file_bytes: int | None = None
     max_documents: int | None = None
 
 

@@ -76,6 +76,9 @@ class FailureOutput(_Shape):
 
 
 class ProgressOutput(_Shape):
+    """A run's counters: ``skipped_documents`` were unchanged (and stay stored); ``skipped_files`` are
+    files no loader reads (images, archives...), passed over and never counted as failed."""
+
     discovered_documents: int
     processed_documents: int
     added_documents: int
@@ -86,6 +89,7 @@ class ProgressOutput(_Shape):
     produced_chunks: int
     produced_embeddings: int
     embedding_calls: int
+    skipped_files: int = 0  # absent from an older server's answer
 
 
 class OperationOutput(_Shape):
@@ -205,6 +209,10 @@ class HitOutput(_Shape):
     relevance: float | None
     content: str
     provenance: ProvenanceOutput
+    # Where the chunk lies in its document (absent from an older server's answer).
+    page: int | None = None
+    start_offset: int | None = None
+    end_offset: int | None = None
 
     @classmethod
     def of(cls, hit: RagRetrievalHit) -> HitOutput:
@@ -225,6 +233,9 @@ class HitOutput(_Shape):
                 fused_score=p.fused_score,
                 fused_rank=p.fused_rank,
             ),
+            page=hit.page,
+            start_offset=hit.start_offset,
+            end_offset=hit.end_offset,
         )
 
 

@@ -58,7 +58,7 @@ def _summary(op: OperationOutput) -> Text:
         f"{plain(op.index_name)}: {op.state.value} in {op.duration_seconds or 0:.2f}s — "
         f"discovered {p.discovered_documents}, added {p.added_documents}, updated {p.updated_documents}, "
         f"skipped {p.skipped_documents}, deleted {p.deleted_documents}, failed {p.failed_documents}, "
-        f"chunks {p.produced_chunks}{failure}"
+        f"chunks {p.produced_chunks}, files skipped (no loader) {p.skipped_files}{failure}"
     )
 
 

@@ -154,6 +154,7 @@ if _TYPE_CHECKING:
         SourceFailure,
         SourceItem,
         SourceReadResult,
+        SourceSkip,
     )
     from runiq.rag.stores import (
         DistanceMetric,
@@ -296,6 +297,7 @@ __all__ = [
     "SourceItem",
     "SourceRank",
     "SourceReadResult",
+    "SourceSkip",
     "StartupIngestionError",
     "StaticRetrievalScope",
     "StoreHit",

@@ -34,7 +34,7 @@ def add_runiq_rag(builder: HostBuilder, configure: Callable[[RagBuilder], object
 
 
 def _create(builder: HostBuilder) -> RagBuilder:
-    rag = RagBuilder(builder.providers)
+    rag = RagBuilder(builder.providers, builder.loaders)
     builder.add_build_step(rag.freeze)
     _register_services(builder, rag)
     add_indexes_from_settings(rag, builder.settings)

@@ -53,7 +53,7 @@ def config(tmp_path: Path) -> Path:
     (docs / "team").mkdir(parents=True)
     (docs / "remote.md").write_text("Remote work policy POL-HR-014: three days a week.", encoding="utf-8")
     (docs / "team" / "build.md").write_text("Build error CS1503: argument type does not convert.", encoding="utf-8")
-    (docs / "broken.md").write_bytes(b"\xff\xfe\xfa not text")
+    (docs / "broken.md").write_bytes(b"\xff\xfe\x00bad \xc3\x28")
     path = tmp_path / "runiq.toml"
     path.write_text(CONFIG, encoding="utf-8")
     return path

@@ -34,6 +34,9 @@ HIT = {
         "fused_score": 0.0328,
         "fused_rank": 1,
     },
+    "page": 2,
+    "start_offset": 120,
+    "end_offset": 171,
 }
 
 
@@ -112,6 +115,17 @@ def test_query_asks_the_server_and_prints_its_hits(server: FakeServer, tmp_path:
     document = json.loads(result.stdout)
     validate(document, "query")
     assert document == {"version": 1, "index_name": "notes", "mode": "hybrid", "hits": [HIT]}
+
+
+def test_an_older_server_answer_without_positions_has_null_positions(server: FakeServer, validate: Callable) -> None:
+    """A server from before pages and offsets answers hits without them: they print as null."""
+    old = {key: value for key, value in HIT.items() if key not in {"page", "start_offset", "end_offset"}}
+    server.body = json.dumps({"hits": [old], "mode": "hybrid"}).encode()
+    result = _query("--server", server.url, "--json")
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    validate(document, "query")
+    assert document["hits"] == [{**old, "page": None, "start_offset": None, "end_offset": None}]
 
 
 def test_the_table_is_drawn_from_the_server_answer(server: FakeServer) -> None:

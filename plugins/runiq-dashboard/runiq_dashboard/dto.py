@@ -91,6 +91,7 @@ class RagProgressDto(_Dto):
     produced_chunks: int
     produced_embeddings: int
     embedding_calls: int
+    skipped_files: int = Field(default=0, description="Files no loader reads (images, archives...); never failures.")
 
 
 class RagFailureDto(_Dto):

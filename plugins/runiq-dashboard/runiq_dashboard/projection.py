@@ -106,6 +106,7 @@ def progress(value: RagIngestionProgress) -> RagProgressDto:
         produced_chunks=value.produced_chunks,
         produced_embeddings=value.produced_embeddings,
         embedding_calls=value.embedding_calls,
+        skipped_files=value.skipped_files,
     )
 
 

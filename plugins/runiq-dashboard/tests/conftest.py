@@ -86,7 +86,7 @@ def secret_dir(tmp_path: Path) -> Path:
     broken = root / "broken"
     broken.mkdir()
     (broken / "good.md").write_text(f"# Good\n\n{CANARY} is fine.\n", encoding="utf-8")
-    (broken / f"undecodable-{CANARY}.md").write_bytes(b"\xff\xfe\xfa not utf-8 " + CANARY.encode())
+    (broken / f"undecodable-{CANARY}.md").write_bytes(b"\x00\x00\x00\x01 not text \xff\x00 " + CANARY.encode())
     return root
 
 

@@ -165,6 +165,7 @@ async def test_start_returns_202_with_the_running_operation(api: httpx.AsyncClie
         "failedDocuments": 0,
         "producedChunks": 2,
         "producedEmbeddings": 2,
+        "skippedFiles": 0,
     }
     listed = (await api.get(BASE)).json()[0]
     assert listed["readiness"] == "ready"

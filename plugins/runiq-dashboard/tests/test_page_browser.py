@@ -170,7 +170,7 @@ async def test_failed_documents_history_and_playground_for_the_query_role(server
         await expect(page.locator("#query-message")).to_contain_text("2 hits · hybrid")
         await screenshot(page, tmp_path, "playground")
 
-        await page.fill("#query-filters", "title=handbook")
+        await page.fill("#query-filters", "title=Handbook")
         await page.select_option("#query-mode", "lexical")
         await page.fill("#query-text", "policy handbook")
         await page.get_by_role("button", name="Search").click()

@@ -68,7 +68,7 @@ async def test_without_a_mode_the_index_default_runs(query_api: httpx.AsyncClien
 
 async def test_filters_select_by_metadata(query_api: httpx.AsyncClient) -> None:
     """Metadata equality filters, all of which must match."""
-    body = {"text": "policy handbook", "mode": "lexical", "filters": {"title": "handbook", "extension": "md"}}
+    body = {"text": "policy handbook", "mode": "lexical", "filters": {"title": "Handbook", "extension": "md"}}
     hits = (await query_api.post(QUERY, json=body)).json()["hits"]
     assert [hit["document_id"] for hit in hits] == ["handbook.md"]
     body["filters"] = {"title": "nothing"}

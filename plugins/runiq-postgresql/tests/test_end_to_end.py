@@ -222,3 +222,42 @@ async def test_filter_operators_work_and_unknown_ones_are_validation_errors(pg_s
     assert await pg_store.search("f", vector, top_k=3, filters={"$or": [{"n": {"$lt": 3}}, {"t": "b"}]}) == []
     with pytest.raises(RagValidationError, match=r"^Filter"):
         await pg_store.search("f", vector, top_k=3, filters={"n": {"$regex": "3"}})
+
+
+async def test_pages_and_offsets_survive_the_round_trip(postgres_dsn: str, schema: str) -> None:
+    """A paged document's chunks keep page and start/end offsets through PostgreSQL: every hit of every
+    mode carries them, they slice the extracted text to the hit's content, and 'page' filters."""
+    from runiq.rag.loaders import LoadedDocument
+
+    loaded = LoadedDocument.from_pages(
+        ["Introduction to the handbook and its purpose.", "Approval: expenses above 500 EUR need a manager."]
+    )
+    document = loaded.to_document("handbook.pdf")
+    builder = HostBuilder(load_entry_points=False, plugins=[runiq_postgresql.plugin])
+    selection = PostgreSqlVectorStore(dsn=postgres_dsn, schema=schema)
+    add_runiq_rag(
+        builder,
+        lambda rag: rag.add_index(
+            "paged",
+            lambda index: (
+                index.use_documents([document])
+                .use_embedding(HashingEmbedding())
+                .use_vector_store(selection)
+                .configure_chunking(max_characters=50, overlap=0)
+            ),
+        ),
+    )
+    async with builder.build() as host:
+        assert (await host.services.get(RagIngestionManager).run("paged")).state is RagIngestionState.COMPLETED
+        retriever = host.services.get(RagRetriever)
+        for mode in RagRetrievalMode:
+            result = await retriever.retrieve(RagQuery(index_name="paged", text="manager approval", mode=mode))
+            hit = next(h for h in result.hits if "manager" in h.content)
+            assert hit.page == 2, mode
+            assert hit.start_offset is not None
+            assert document.content[hit.start_offset : hit.end_offset] == hit.content
+            assert loaded.pages[1].start <= hit.start_offset < loaded.pages[1].end
+        first = await retriever.retrieve(
+            RagQuery(index_name="paged", text="handbook", mode=RagRetrievalMode.LEXICAL, filters={"page": 1})
+        )
+        assert [h.page for h in first.hits] == [1]

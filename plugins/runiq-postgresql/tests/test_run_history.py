@@ -37,7 +37,7 @@ async def test_runs_and_their_failed_documents_survive_a_restart(
     postgres_dsn: str, schema: str, tmp_path: Path
 ) -> None:
     (tmp_path / "good.md").write_text(f"Alpha text {CANARY}.")
-    (tmp_path / "bad.md").write_bytes(b"\xff\xfe broken \xc3\x28")
+    (tmp_path / "bad.md").write_bytes(b"\xff\xfe\x00bad \xc3\x28")
     async with _host(postgres_dsn, schema, tmp_path).build() as host:
         manager = host.services.get(RagIngestionManager)
         first = await manager.run("docs")

@@ -21,6 +21,7 @@ from semantic_text_splitter import MarkdownSplitter, TextSplitter
 
 from runiq.rag.chunking.base import ChunkingOptions
 from runiq.rag.chunking.blocks import MarkdownRestarts
+from runiq.rag.chunking.positions import ChunkPositions, split_by_page
 from runiq.rag.chunking.windows import Span, split_in_windows
 from runiq.rag.documents import RagChunk, RagDocument, chunk_id_for
 from runiq.rag.errors import RagValidationError
@@ -38,11 +39,13 @@ class _SplitterChunker:
     def chunk(self, document: RagDocument) -> list[RagChunk]:
         if not document.content.strip():
             return []
-        pieces = self._split(document.content)
+        pieces = split_by_page(document.content, self._split)
+        positions = ChunkPositions(document.content)
         chunks: list[RagChunk] = []
         for ordinal, (start, text) in enumerate(pieces):
             metadata = dict(document.metadata)
             metadata.update(self._extra_metadata(document, start))
+            metadata.update(positions(start, start + len(text)))
             chunks.append(
                 RagChunk(
                     document_id=document.document_id,

@@ -335,6 +335,7 @@ def _event(finished: RagIngestionOperation) -> IngestionEvent:
         failed=p.failed_documents,
         chunks=p.produced_chunks,
         failure_code=finished.last_failure.code if finished.last_failure else None,
+        skipped_files=p.skipped_files,
     )
 
 

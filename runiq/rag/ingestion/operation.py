@@ -57,6 +57,10 @@ class RagIndexReadiness(StrEnum):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RagIngestionProgress:
+    """A run's counters. ``skipped_documents`` were unchanged since the last run (still stored);
+    ``skipped_files`` are files a source passed over because no loader reads their format (never
+    documents, never failures)."""
+
     discovered_documents: int = 0
     processed_documents: int = 0
     added_documents: int = 0
@@ -67,6 +71,7 @@ class RagIngestionProgress:
     produced_chunks: int = 0
     produced_embeddings: int = 0
     embedding_calls: int = 0
+    skipped_files: int = 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

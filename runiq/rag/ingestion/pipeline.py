@@ -31,7 +31,7 @@ from runiq.rag.ingestion.progress import ProgressTracker, safe_id
 from runiq.rag.ingestion.writing import GroupWriter
 from runiq.rag.observability.otel import stage_span
 from runiq.rag.runtime import IndexResources
-from runiq.rag.sources.base import SourceFailure
+from runiq.rag.sources.base import SourceFailure, SourceSkip
 
 __all__ = ["IngestionPipeline", "ProgressTracker", "safe_id"]
 
@@ -120,6 +120,9 @@ class IngestionPipeline:
         for source in self._resources.definition.sources:
             async for item in source.stream():
                 if accept is not None and not accept(item.document_id):
+                    continue  # another worker's share of a shared run (a skipped file is counted once, in its own)
+                if isinstance(item, SourceSkip):
+                    self._tracker.add(skipped_files=1)  # not a document: no stored version is kept for it
                     continue
                 self._tracker.add(discovered_documents=1)
                 if isinstance(item, SourceFailure):

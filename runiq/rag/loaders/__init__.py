@@ -21,19 +21,28 @@ from runiq.rag.loaders.base import (
     parser_failures,
 )
 from runiq.rag.loaders.builder import MarkdownBuilder, one_line
-from runiq.rag.loaders.builtin import BUILTIN_LOADERS, register_builtin_loaders
+from runiq.rag.loaders.builtin import BUILTIN_LOADERS, builtin_registry, register_builtin_loaders
 from runiq.rag.loaders.csv_loader import CsvLoader, TsvLoader
 from runiq.rag.loaders.encoding import decode_text
 from runiq.rag.loaders.errors import DocumentLoadError, LoadFailureCode
 from runiq.rag.loaders.html_loader import HtmlLoader
 from runiq.rag.loaders.json_loader import JsonLoader
-from runiq.rag.loaders.pool import LoadBudget, LoaderPool
+from runiq.rag.loaders.markdown_headings import markdown_headings
+from runiq.rag.loaders.pool import (
+    DEFAULT_MAX_FILE_BYTES,
+    IN_THREAD_MAX_BYTES,
+    LoadBudget,
+    LoaderPool,
+    loads_in_thread,
+)
 from runiq.rag.loaders.registry import LoaderRegistry, LoaderSpec
 from runiq.rag.loaders.tabular import cell_text, row_text, table_lines
 from runiq.rag.loaders.text import MarkdownLoader, PlainTextLoader
 
 __all__ = [
     "BUILTIN_LOADERS",
+    "DEFAULT_MAX_FILE_BYTES",
+    "IN_THREAD_MAX_BYTES",
     "PAGE_BREAK",
     "CsvLoader",
     "DocumentLoadError",
@@ -53,10 +62,13 @@ __all__ = [
     "PageSpan",
     "PlainTextLoader",
     "TsvLoader",
+    "builtin_registry",
     "cell_text",
     "clean_text",
     "decode_text",
     "guarded",
+    "loads_in_thread",
+    "markdown_headings",
     "one_line",
     "open_zip",
     "parser_failures",

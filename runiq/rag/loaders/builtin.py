@@ -10,7 +10,7 @@ from runiq.rag.loaders.json_loader import JsonLoader
 from runiq.rag.loaders.registry import LoaderRegistry
 from runiq.rag.loaders.text import MarkdownLoader, PlainTextLoader
 
-__all__ = ["BUILTIN_LOADERS", "register_builtin_loaders"]
+__all__ = ["BUILTIN_LOADERS", "builtin_registry", "register_builtin_loaders"]
 
 BUILTIN_LOADERS: tuple[DocumentLoader, ...] = (
     PlainTextLoader(),
@@ -22,6 +22,19 @@ BUILTIN_LOADERS: tuple[DocumentLoader, ...] = (
 )
 
 
+# Linear parses that never inflate their input run in a thread (a fork per file costs more than they
+# do); HTML goes through a full parser and tree walk, so it stays isolated like every plugin loader.
+_IN_THREAD = frozenset({"text", "markdown", "json", "csv", "tsv"})
+
+
 def register_builtin_loaders(registry: LoaderRegistry) -> None:
     for loader in BUILTIN_LOADERS:
-        registry.add(loader)
+        registry.add(loader, isolated=loader.name not in _IN_THREAD)
+
+
+def builtin_registry() -> LoaderRegistry:
+    """A registry of the built-in loaders only: what a directory source reads when it is given none."""
+    registry = LoaderRegistry()
+    registry.set_current_plugin("runiq.rag.builtins")
+    register_builtin_loaders(registry)
+    return registry

@@ -19,8 +19,12 @@ _MEDIA_TYPE = re.compile(r"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]
 
 @dataclass(frozen=True, slots=True)
 class LoaderSpec:
+    """A registered loader, the plugin that registered it, and whether it runs in an isolated worker
+    process (the default) or may run in a thread (see :mod:`runiq.rag.loaders.pool`)."""
+
     loader: DocumentLoader
     plugin: str
+    isolated: bool = True
 
 
 class LoaderRegistry:
@@ -40,7 +44,10 @@ class LoaderRegistry:
     def set_current_plugin(self, name: str) -> None:
         self._current_plugin = name
 
-    def add(self, loader: DocumentLoader, *, replace: bool = False) -> None:
+    def add(self, loader: DocumentLoader, *, replace: bool = False, isolated: bool = True) -> None:
+        """Register ``loader``. ``isolated=False`` lets it run in a thread instead of a forked worker:
+        only for a parse that is linear in its input and never inflates it, since a thread cannot be
+        stopped at the time budget nor capped in memory."""
         name = _validated(loader)
         existing = self._specs.get(name)
         if existing is not None:
@@ -56,7 +63,7 @@ class LoaderRegistry:
                     f"{label} '{key}' is claimed by loaders '{owner}' ('{self._specs[owner].plugin}') and "
                     f"'{name}' ('{self._current_plugin}'); register the second with replace=True to take it over."
                 )
-        self._specs[name] = LoaderSpec(loader, self._current_plugin)
+        self._specs[name] = LoaderSpec(loader, self._current_plugin, isolated=bool(isolated))
         for table, key, _ in claims:
             table[key] = name
 
@@ -76,11 +83,16 @@ class LoaderRegistry:
 
     def for_path(self, path: str | PurePath) -> DocumentLoader | None:
         """The loader for a file name's longest claimed suffix (``a.tar.gz``: ``.tar.gz``, then ``.gz``)."""
+        spec = self.spec_for_path(path)
+        return spec.loader if spec is not None else None
+
+    def spec_for_path(self, path: str | PurePath) -> LoaderSpec | None:
+        """Like :meth:`for_path`, with the plugin and isolation the loader was registered with."""
         suffixes = PurePath(str(path).lower()).suffixes
         for first in range(len(suffixes)):
             name = self._extensions.get("".join(suffixes[first:]))
             if name is not None:
-                return self._specs[name].loader
+                return self._specs[name]
         return None
 
     def for_media_type(self, media_type: str) -> DocumentLoader | None:

@@ -3,20 +3,13 @@ files are what they were before loaders existed), with the detected encoding in 
 
 from __future__ import annotations
 
-import itertools
-import re
 from dataclasses import dataclass
 
-from markdown_it import MarkdownIt
-
-from runiq.rag.loaders.base import Heading, LoadedDocument, LoadOptions, guarded, parser_failures
-from runiq.rag.loaders.builder import one_line
+from runiq.rag.loaders.base import LoadedDocument, LoadOptions
 from runiq.rag.loaders.encoding import decode_text
+from runiq.rag.loaders.markdown_headings import markdown_headings
 
 __all__ = ["MarkdownLoader", "PlainTextLoader"]
-
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
-_FAILURES = parser_failures()
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,8 +29,8 @@ class PlainTextLoader:
 @dataclass(frozen=True, slots=True)
 class MarkdownLoader:
     """Markdown stays Markdown (the heading-aware chunker reads it); the first level-1 heading is the
-    title. Headings come from a CommonMark parser (markdown-it-py, already installed with ``rich``), so a
-    ``#`` inside a code block is not one."""
+    title. Headings come from a linear scan that follows CommonMark's heading rules
+    (:mod:`~runiq.rag.loaders.markdown_headings`), so a ``#`` inside a code block is not one."""
 
     name: str = "markdown"
     extensions: frozenset[str] = frozenset({".md", ".markdown"})
@@ -45,7 +38,7 @@ class MarkdownLoader:
 
     def load(self, data: bytes, *, options: LoadOptions) -> LoadedDocument:
         text, encoding = decode_text(data)
-        headings = guarded(lambda: _headings(text), _FAILURES)
+        headings = markdown_headings(text)
         title = next((h.title for h in headings if h.level == 1), None)
         return LoadedDocument(
             text=text,
@@ -54,15 +47,3 @@ class MarkdownLoader:
             headings=headings,
             metadata={"encoding": encoding},
         )
-
-
-def _headings(text: str) -> tuple[Heading, ...]:
-    line_starts = [0] + [match.end() for match in _LINE_BREAK.finditer(text)]
-    tokens = MarkdownIt("commonmark").parse(text)
-    headings: list[Heading] = []
-    for opening, inline in itertools.pairwise(tokens):
-        if opening.type == "heading_open" and opening.map is not None and inline.type == "inline":
-            title = one_line(inline.content)
-            if title:
-                headings.append(Heading(int(opening.tag[1:]), title, line_starts[opening.map[0]]))
-    return tuple(headings)

@@ -34,7 +34,7 @@ from typing import IO, Any
 from runiq.rag.loaders.base import LoadedDocument, LoadOptions
 from runiq.rag.loaders.errors import DocumentLoadError, LoadFailureCode
 
-__all__ = ["HEADER", "encode_document", "main", "read_frame", "write_frame"]
+__all__ = ["HEADER", "encode_document", "load_checked", "main", "read_frame", "write_frame"]
 
 HEADER = struct.Struct(">I")  # payload length in front of every frame
 _READ_CHUNK = 1024 * 1024
@@ -70,20 +70,43 @@ def _failure(code: LoadFailureCode) -> bytes:
     return json.dumps({"failure": code.value}).encode()
 
 
-def _reply(loader: Any, data: bytes, options: LoadOptions, max_characters: int) -> bytes:
-    """Run the loader (in the forked child) and encode what it gave or why it failed."""
+def load_checked(loader: Any, data: bytes, options: LoadOptions, max_characters: int) -> LoadedDocument:
+    """Run the loader and check what it gave: the one rule for a forked child and an in-process load.
+
+    Raises:
+        DocumentLoadError: the loader's own code; ``too_large`` for a ``MemoryError`` or text over
+            ``max_characters``; ``malformed`` for a ``RecursionError``; ``empty`` for blank text;
+            ``failed`` for anything else. Raised outside the ``except`` block: a parser's exception
+            may quote the document.
+    """
     code: LoadFailureCode | None = None
     try:
         document = loader.load(data, options=options)
-        code = _check(document, max_characters)
-        if code is None:
-            return json.dumps({"document": encode_document(document)}, ensure_ascii=False).encode("utf-8")
     except DocumentLoadError as exc:
         code = exc.code
     except MemoryError:
         code = LoadFailureCode.TOO_LARGE
     except RecursionError:
         code = LoadFailureCode.MALFORMED
+    except Exception:
+        code = LoadFailureCode.FAILED
+    else:
+        code = _check(document, max_characters)
+        if code is None and isinstance(document, LoadedDocument):
+            return document
+    raise DocumentLoadError(code or LoadFailureCode.FAILED)
+
+
+def _reply(loader: Any, data: bytes, options: LoadOptions, max_characters: int) -> bytes:
+    """Run the loader (in the forked child) and encode what it gave or why it failed."""
+    code: LoadFailureCode | None = None
+    try:
+        document = load_checked(loader, data, options, max_characters)
+        return json.dumps({"document": encode_document(document)}, ensure_ascii=False).encode("utf-8")
+    except DocumentLoadError as exc:
+        code = exc.code
+    except MemoryError:  # encoding the reply
+        code = LoadFailureCode.TOO_LARGE
     except Exception:
         code = LoadFailureCode.FAILED
     return _failure(code)

@@ -86,6 +86,7 @@ class IngestionEvent:
     failed: int
     chunks: int
     failure_code: str | None = None
+    skipped_files: int = 0  # files no loader reads; not documents
     timestamp: datetime = field(default_factory=_now)
 
 

@@ -93,6 +93,7 @@ INGESTION_FIELDS: Final[Mapping[str, str]] = {
     "failed": "runiq.ingestion.documents.failed",
     "chunks": "runiq.ingestion.chunks",
     "failure_code": _ERROR_CODE,
+    "skipped_files": "runiq.ingestion.files.skipped",
 }
 INGESTION_EXCLUDED_FIELDS: Final = frozenset({"event", "timestamp", "duration_ms"})
 

@@ -23,6 +23,8 @@ from runiq.rag.embeddings.batching import (
 )
 from runiq.rag.errors import RagConfigurationError
 from runiq.rag.ingestion.strategies import IngestionBuilder, IngestionStrategy
+from runiq.rag.loaders.pool import DEFAULT_MAX_FILE_BYTES
+from runiq.rag.loaders.registry import LoaderRegistry
 from runiq.rag.observability.events import ObservabilitySink
 from runiq.rag.observability.options import RagObservabilityOptions
 from runiq.rag.observability.redaction import DefaultObservabilityRedactor, RagObservabilityRedactor
@@ -30,8 +32,9 @@ from runiq.rag.registration.definitions import IndexDefinition, ProviderReferenc
 from runiq.rag.retrieval.query import RagRetrievalMode
 from runiq.rag.retrieval.scope import RetrievalScopeProvider
 from runiq.rag.sources.base import DocumentSource
-from runiq.rag.sources.directory import DEFAULT_MAX_FILE_BYTES, DirectorySource
+from runiq.rag.sources.directory import DirectorySource
 from runiq.rag.sources.memory import InMemorySource
+from runiq.rag.sources.selection import DEFAULT_PATTERN
 from runiq.rag.stores.base import DistanceMetric
 
 __all__ = ["INDEX_NAME_PATTERN", "IndexBuilder", "ProviderSelection", "RagBuilder"]
@@ -64,9 +67,10 @@ def validate_index_name(name: object) -> str:
 class IndexBuilder:
     """Configures one index. Each ``use_*`` selection may be made once; a second one is a conflict."""
 
-    def __init__(self, name: str, providers: ProviderRegistry) -> None:
+    def __init__(self, name: str, providers: ProviderRegistry, loaders: LoaderRegistry | None = None) -> None:
         self._name = name
         self._providers = providers
+        self._loaders = loaders
         self._sources: list[DocumentSource] = []
         self._embedding: ProviderReference | None = None
         self._store: ProviderReference | None = None
@@ -83,16 +87,19 @@ class IndexBuilder:
     def use_directory(
         self,
         path: str | Path,
-        pattern: str = "*",
+        pattern: str = DEFAULT_PATTERN,
         recursive: bool = False,
         *,
         max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
         max_documents: int | None = None,
     ) -> Self:
-        """Read files under ``path`` matching ``pattern``. The directory need not exist yet.
+        """Read files under ``path``. The directory need not exist yet.
 
-        Files stream into ingestion, so there is no document cap unless ``max_documents`` sets one
-        (files past it are reported as ``too_many_documents`` failures).
+        By default (``pattern="*"``) every file a registered loader reads (the built-ins and the
+        plugins' formats), by extension; other files are counted as skipped. Another pattern reads the
+        files it matches, with their loader or as plain text. Files stream into ingestion, so there is
+        no document cap unless ``max_documents`` sets one (files past it are reported as
+        ``too_many_documents`` failures); a file over ``max_file_bytes`` fails ``too_large``.
         """
         return self.add_source(
             DirectorySource(
@@ -101,6 +108,7 @@ class IndexBuilder:
                 recursive=recursive,
                 max_file_bytes=max_file_bytes,
                 max_documents=max_documents,
+                loaders=self._loaders,
             )
         )
 
@@ -251,8 +259,9 @@ def _metric(value: DistanceMetric | str, index_name: str) -> DistanceMetric:
 class RagBuilder:
     """Collects index definitions. ``add_runiq_rag`` returns the same builder on repeated calls."""
 
-    def __init__(self, providers: ProviderRegistry) -> None:
+    def __init__(self, providers: ProviderRegistry, loaders: LoaderRegistry | None = None) -> None:
         self._providers = providers
+        self._loaders = loaders
         self._definitions: dict[str, IndexDefinition] = {}
         self._frozen = False
         self.observability = RagObservabilityOptions()
@@ -295,7 +304,7 @@ class RagBuilder:
         clean = validate_index_name(name)
         if clean in self._definitions:
             raise RagConfigurationError(f"RAG index '{clean}' is already registered.")
-        index = IndexBuilder(clean, self._providers)
+        index = IndexBuilder(clean, self._providers, self._loaders)
         configure(index)
         self._definitions[clean] = index.build()
         return self

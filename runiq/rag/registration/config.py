@@ -31,12 +31,13 @@ def _configure(builder: IndexBuilder, index: IndexSettings, base: Path) -> None:
 
 def _apply(builder: IndexBuilder, index: IndexSettings) -> None:
     for source in index.sources:
+        limit = {} if source.max_file_bytes is None else {"max_file_bytes": source.max_file_bytes}
         builder.use_directory(
             resolve_configured_path(Path(source.path)),
             source.pattern,
             recursive=source.recursive,
-            max_file_bytes=source.max_file_bytes,
             max_documents=source.max_documents,
+            **limit,
         )
     if index.embedding is not None:
         builder.use_embedding(index.embedding.provider, **index.embedding.options)

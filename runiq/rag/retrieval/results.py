@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from runiq.rag.chunking.positions import END_OFFSET, PAGE, START_OFFSET
 from runiq.rag.documents import ChunkKey, Metadata
 from runiq.rag.retrieval.query import RagRetrievalMode
 
@@ -40,6 +41,8 @@ class RagRetrievalHit:
     ``raw_score``/``metric``/``higher_is_better``/``relevance`` describe the *semantic* (vector) score
     when the hit has one; a lexical-only hit has them all ``None`` and its lexical score lives in
     ``provenance.lexical``. ``relevance`` is in [0, 1] or ``None``; it is never confidence.
+    ``page``, ``start_offset`` and ``end_offset`` say where the chunk lies in its document (from the
+    chunk's metadata; see :mod:`runiq.rag.chunking.positions`), so an answer can cite "file, page".
     """
 
     document_id: str
@@ -56,6 +59,26 @@ class RagRetrievalHit:
     @property
     def key(self) -> ChunkKey:
         return ChunkKey(self.document_id, self.chunk_id)
+
+    @property
+    def page(self) -> int | None:
+        """The page (PDF page, slide; from 1) the chunk starts on; None for a document without pages."""
+        return _position(self.metadata, PAGE)
+
+    @property
+    def start_offset(self) -> int | None:
+        """Where the chunk starts in its document's extracted text (characters); None if not recorded."""
+        return _position(self.metadata, START_OFFSET)
+
+    @property
+    def end_offset(self) -> int | None:
+        """Where the chunk ends in its document's extracted text (exclusive); None if not recorded."""
+        return _position(self.metadata, END_OFFSET)
+
+
+def _position(metadata: Metadata, key: str) -> int | None:
+    value = metadata.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

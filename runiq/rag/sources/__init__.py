@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from runiq.rag.sources.base import DocumentSource, SourceFailure, SourceItem, SourceReadResult, read_all
+from runiq.rag.sources.base import (
+    DocumentSource,
+    SourceFailure,
+    SourceItem,
+    SourceReadResult,
+    SourceSkip,
+    read_all,
+)
 from runiq.rag.sources.directory import DirectorySource
 from runiq.rag.sources.memory import InMemorySource
 
@@ -13,5 +20,6 @@ __all__ = [
     "SourceFailure",
     "SourceItem",
     "SourceReadResult",
+    "SourceSkip",
     "read_all",
 ]

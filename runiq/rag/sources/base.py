@@ -1,7 +1,8 @@
 """The document source boundary.
 
 A source streams its documents: ``stream()`` yields each :class:`RagDocument` (or a
-:class:`SourceFailure` for one it could not deliver) as it is read, so ingestion holds a bounded
+:class:`SourceFailure` for one it could not deliver, or a :class:`SourceSkip` for a file it passed
+over on purpose) as it is read, so ingestion holds a bounded
 window of documents, never the whole corpus. :func:`read_all` collects a stream for callers that want
 everything at once (tests, small sources).
 """
@@ -14,7 +15,7 @@ from typing import Protocol, runtime_checkable
 
 from runiq.rag.documents import RagDocument
 
-__all__ = ["DocumentSource", "SourceFailure", "SourceItem", "SourceReadResult", "read_all"]
+__all__ = ["DocumentSource", "SourceFailure", "SourceItem", "SourceReadResult", "SourceSkip", "read_all"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -25,13 +26,24 @@ class SourceFailure:
     code: str
 
 
-SourceItem = RagDocument | SourceFailure
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SourceSkip:
+    """A file the source passed over on purpose, such as one no loader reads: neither a document nor a
+    failure. A run counts these as ``skipped_files``; a stored document of that id is deleted like any
+    the source no longer delivers."""
+
+    document_id: str
+    reason: str = "unsupported_format"
+
+
+SourceItem = RagDocument | SourceFailure | SourceSkip
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SourceReadResult:
     documents: tuple[RagDocument, ...]
     failures: tuple[SourceFailure, ...] = ()
+    skipped: tuple[SourceSkip, ...] = ()
 
 
 @runtime_checkable
@@ -57,9 +69,12 @@ async def read_all(source: DocumentSource) -> SourceReadResult:
     """Every document and failure of a source, collected (memory grows with the source)."""
     documents: list[RagDocument] = []
     failures: list[SourceFailure] = []
+    skipped: list[SourceSkip] = []
     async for item in source.stream():
         if isinstance(item, SourceFailure):
             failures.append(item)
+        elif isinstance(item, SourceSkip):
+            skipped.append(item)
         else:
             documents.append(item)
-    return SourceReadResult(documents=tuple(documents), failures=tuple(failures))
+    return SourceReadResult(documents=tuple(documents), failures=tuple(failures), skipped=tuple(skipped))

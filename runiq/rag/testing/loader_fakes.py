@@ -5,12 +5,21 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from dataclasses import dataclass
 
 from runiq.rag.loaders.base import LoadedDocument, LoadOptions
 from runiq.rag.testing.fakes import CANARY
 
-__all__ = ["CrashingLoader", "HungryLoader", "LeakyLoader", "NoisyLoader", "SpinningLoader"]
+__all__ = [
+    "CrashingLoader",
+    "HungryLoader",
+    "LeakyLoader",
+    "NoisyLoader",
+    "ProcessLoader",
+    "SleepyLoader",
+    "SpinningLoader",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,3 +68,18 @@ class NoisyLoader(_Fake):
         print(f"parsing {text} {CANARY}")
         print(f"warning {text} {CANARY}", file=sys.stderr)
         return LoadedDocument(text=text, title="noisy")
+
+
+class ProcessLoader(_Fake):
+    """Answers the id of the process that ran it: tells a load in a thread from one in a worker."""
+
+    def load(self, data: bytes, *, options: LoadOptions) -> LoadedDocument:
+        return LoadedDocument(text=str(os.getpid()))
+
+
+class SleepyLoader(_Fake):
+    """Sleeps ``len(data) / 10`` seconds without holding the GIL, then answers: a slow loader in a thread."""
+
+    def load(self, data: bytes, *, options: LoadOptions) -> LoadedDocument:
+        time.sleep(len(data) / 10)
+        return LoadedDocument(text="slept")

@@ -169,7 +169,7 @@ async def test_unreadable_document_keeps_its_previous_version(
     )
     async with host:
         await _run(host)
-        (tmp_path / "b.md").write_bytes(b"\xff\xfe broken \xc3\x28")
+        (tmp_path / "b.md").write_bytes(b"\xff\xfe\x00bad \xc3\x28")
         operation = await _run(host)
         assert operation.state is S.PARTIALLY_COMPLETED
         assert operation.last_failure is not None
@@ -376,7 +376,7 @@ async def test_every_failed_document_is_listed_with_its_code(index_host: Callabl
     """The run names each failed document (relative id and code), not only the last one."""
     (tmp_path / "good.md").write_text("Alpha text.")
     for name in ("bad-1.md", "bad-2.md", "bad-3.md"):
-        (tmp_path / name).write_bytes(b"\xff\xfe broken \xc3\x28")
+        (tmp_path / name).write_bytes(b"\xff\xfe\x00bad \xc3\x28")
     host = index_host(
         lambda index: (
             index.use_directory(tmp_path, "*.md").use_embedding("hashing", dimensions=DIMS).use_in_memory_vector_store()

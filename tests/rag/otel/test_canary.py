@@ -145,7 +145,7 @@ def directory(tmp_path: Path) -> Path:
     root = tmp_path / f"dir-{FILE_CANARY}"
     root.mkdir()
     (root / f"{FILE_CANARY}.md").write_text(f"Readable remote work policy text. {CANARY}")
-    (root / f"bad-{FILE_CANARY}.md").write_bytes(b"\xff\xfe\xc3\x28")
+    (root / f"bad-{FILE_CANARY}.md").write_bytes(b"\xff\xfe\x00bad \xc3\x28")
     return root
 
 

@@ -295,6 +295,7 @@ async def test_an_ingestion_run_is_one_span_with_its_final_counters(
         "runiq.ingestion.documents.deleted": 0,
         "runiq.ingestion.documents.failed": 0,
         "runiq.ingestion.chunks": p.produced_chunks,
+        "runiq.ingestion.files.skipped": 0,
     }
 
 

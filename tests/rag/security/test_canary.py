@@ -241,7 +241,7 @@ async def test_file_names_and_paths_stay_out_of_logs(
     root = tmp_path / f"dir-{CANARY}"
     root.mkdir()
     (root / f"{CANARY}.md").write_text("Readable policy text.")
-    (root / f"bad-{CANARY}.md").write_bytes(b"\xff\xfe\xc3\x28")
+    (root / f"bad-{CANARY}.md").write_bytes(b"\xff\xfe\x00bad \xc3\x28")
 
     def configure(rag: Any) -> None:
         rag.add_index(

@@ -369,13 +369,17 @@ async def test_unlistable_root_fails_the_whole_read_without_the_path(
 
 
 async def test_blank_file_name_is_a_failure_not_an_abort(tmp_path: Path) -> None:
-    """A file whose name is only spaces cannot be a document id: 'invalid_name', the rest is read
-    (before: RagValidationError aborted the run)."""
+    """A file whose name is only spaces cannot be a document id: 'invalid_name' when a pattern selects
+    it, the rest is read (before: RagValidationError aborted the run); the default skips it (no loader
+    reads a name without an extension)."""
     _write(tmp_path, "   ", "blank")
     _write(tmp_path, "ok.txt", "fine")
-    result = await DirectorySource(root=tmp_path).read()
+    result = await DirectorySource(root=tmp_path, pattern="?*").read()
     assert [d.document_id for d in result.documents] == ["ok.txt"]
     assert [(f.document_id, f.code) for f in result.failures] == [("   ", "invalid_name")]
+    default = await DirectorySource(root=tmp_path).read()
+    assert ([d.document_id for d in default.documents], default.failures) == (["ok.txt"], ())
+    assert [s.document_id for s in default.skipped] == ["   "]
 
 
 async def test_symlinks_inside_the_root_follow_one_rule(tmp_path: Path) -> None:

@@ -278,6 +278,7 @@
       counter("skipped", p.skippedDocuments), counter("deleted", p.deletedDocuments),
       counter("failed", p.failedDocuments, p.failedDocuments > 0), counter("chunks", p.producedChunks),
       counter("embeddings", p.producedEmbeddings), counter("embedding calls", p.embeddingCalls),
+      counter("files skipped (no loader)", p.skippedFiles),
     );
     body.replaceChildren(head, bar, foot, counters);
   }

@@ -1,0 +1,72 @@
+"""Turning files a source has read into documents.
+
+A file whose loader may run in a thread (:func:`~runiq.rag.loaders.loads_in_thread`: the linear text
+formats, up to 2 MiB) is loaded right where it was read (:func:`load_here`, in the source's reading
+thread: a hop to another thread per file cost more than decoding it). Every other file loads in a
+:class:`~runiq.rag.loaders.LoaderPool` worker (:func:`load_files`): a batch concurrently (the pool
+bounds how many run at once), coming back in the order it was read, so a source's stream stays in path
+order. A file that cannot be loaded becomes a :class:`SourceFailure` with the loader's code
+(``malformed``, ``encrypted``, ``timeout``...), never an exception: one hostile file never stops a run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from runiq.rag.errors import RagValidationError
+from runiq.rag.loaders.base import LoadedDocument, LoadOptions
+from runiq.rag.loaders.errors import DocumentLoadError
+from runiq.rag.loaders.pool import LoaderPool
+from runiq.rag.loaders.registry import LoaderSpec
+from runiq.rag.loaders.worker import load_checked
+from runiq.rag.sources.base import SourceFailure, SourceItem
+
+__all__ = ["FileRead", "load_files", "load_here"]
+
+
+@dataclass(frozen=True, slots=True)
+class FileRead:
+    """A file's bytes, its id (the path relative to the source root) and the loader that reads it."""
+
+    document_id: str
+    data: bytes
+    loader: LoaderSpec
+
+
+async def load_files(items: Sequence[SourceItem | FileRead], pool: LoaderPool) -> list[SourceItem]:
+    """Every file of ``items`` loaded into a document or a failure; other items unchanged, in order."""
+    return list(await asyncio.gather(*(_loaded(item, pool) for item in items)))
+
+
+def load_here(item: FileRead, max_characters: int) -> SourceItem:
+    """``item`` loaded in this thread, with the checks a worker applies (for :func:`loads_in_thread` files)."""
+    try:
+        loaded = load_checked(item.loader.loader, item.data, LoadOptions(), max_characters)
+    except DocumentLoadError as exc:
+        return SourceFailure(document_id=item.document_id, code=exc.code.value)
+    return _document(item.document_id, loaded)
+
+
+async def _loaded(item: SourceItem | FileRead, pool: LoaderPool) -> SourceItem:
+    if not isinstance(item, FileRead):
+        return item
+    try:
+        loaded = await pool.load(item.loader.loader, item.data, isolated=item.loader.isolated)
+    except DocumentLoadError as exc:
+        return SourceFailure(document_id=item.document_id, code=exc.code.value)
+    return _document(item.document_id, loaded)
+
+
+def _document(document_id: str, loaded: LoadedDocument) -> SourceItem:
+    """The source's document: the loader's title, else the file name's stem; the extension in metadata."""
+    name = PurePosixPath(document_id)
+    suffix = name.suffix.lower()
+    try:
+        return loaded.to_document(
+            document_id, title=name.stem, metadata={"extension": suffix.lstrip(".")} if suffix else None
+        )
+    except RagValidationError:
+        return SourceFailure(document_id=document_id, code="invalid_name")  # a blank file name, for one

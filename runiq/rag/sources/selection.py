@@ -1,0 +1,42 @@
+"""Which files a directory source reads, and with which loader.
+
+The default pattern (``*``) selects what the loader registry reads, by file extension: every other
+file is skipped and counted as skipped, never failed, so a folder of mixed files (images, archives,
+executables beside the documents) ingests cleanly. Any other pattern is the operator naming files:
+each matching file is read by its format's loader, or as plain text when no loader claims its
+extension (``*.log``, ``*.rst``), as a directory source did before loaders existed. Text detection
+then fails a binary file as ``undecodable``.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+
+from runiq.rag.loaders.registry import LoaderRegistry, LoaderSpec
+from runiq.rag.loaders.text import PlainTextLoader
+
+__all__ = ["DEFAULT_PATTERN", "FileSelection"]
+
+DEFAULT_PATTERN = "*"
+
+_AS_TEXT = LoaderSpec(PlainTextLoader(), "runiq", isolated=False)
+
+
+class FileSelection:
+    """``matches(name)``: is the file a candidate at all; ``loader_for(name)``: the loader that reads a
+    candidate, or None to skip it."""
+
+    def __init__(self, registry: LoaderRegistry, pattern: str = DEFAULT_PATTERN) -> None:
+        self._registry = registry
+        self._default = pattern == DEFAULT_PATTERN
+        self._match = re.compile(fnmatch.translate(pattern)).fullmatch
+
+    def matches(self, name: str) -> bool:
+        return self._default or self._match(name) is not None
+
+    def loader_for(self, name: str) -> LoaderSpec | None:
+        spec = self._registry.spec_for_path(name)
+        if spec is None and not self._default:
+            return _AS_TEXT
+        return spec
