@@ -138,8 +138,8 @@ class IndexSql:
     delete_chunks: str
     search_exact: str
     search_exact_filtered: str
-    search_ann: str | None
-    search_ann_filtered: str | None
+    search_ann: str | None  # None when the index has no HNSW index (no vectors, or too many dimensions)
+    search_ann_filtered: str  # "" exactly when search_ann is None
     substring: str
     substring_filtered: str
     phrase_variants: tuple[str, str]  # indexed by filtered
@@ -182,7 +182,7 @@ class IndexSql:
             search_exact=exact or "",
             search_exact_filtered=exact_f or "",
             search_ann=ann,
-            search_ann_filtered=ann_f,
+            search_ann_filtered=ann_f or "",
             substring=_substring(t, filtered=False),
             substring_filtered=_substring(t, filtered=True),
             phrase_variants=(_phrase_sql(t, s, filtered=False), _phrase_sql(t, s, filtered=True)),
