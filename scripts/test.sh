@@ -6,6 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
 . .venv/bin/activate
-ruff check runiq plugins
-mypy runiq
+# Lint and format: the library, every plugin, the tests, benchmarks, examples and these scripts.
+ruff check runiq plugins tests benchmarks examples scripts
+ruff format --check runiq plugins tests benchmarks examples scripts
+# mypy --strict over the core and every plugin, from this checkout however they are installed.
+python scripts/typecheck.py
 python -m pytest "$@"

@@ -97,10 +97,12 @@ def test_a_failed_start_raises_and_leaves_no_thread(tmp_path: Path) -> None:
         builder,
         lambda rag: rag.add_index(
             "notes",
-            lambda index: index.use_directory(tmp_path / "absent")
-            .use_embedding(HashingEmbedding())
-            .use_in_memory_vector_store()
-            .configure_ingestion(lambda ingestion: ingestion.on_startup()),
+            lambda index: (
+                index.use_directory(tmp_path / "absent")
+                .use_embedding(HashingEmbedding())
+                .use_in_memory_vector_store()
+                .configure_ingestion(lambda ingestion: ingestion.on_startup())
+            ),
         ),
     )
     with pytest.raises(StartupIngestionError):

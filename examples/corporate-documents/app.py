@@ -27,11 +27,13 @@ def build() -> HostBuilder:
         builder,
         lambda rag: rag.add_index(
             "corporate-documents",
-            lambda index: index.use_directory(DOCUMENTS, "*.md", recursive=True)
-            .use_embedding(HashingEmbedding(dimensions=384))
-            .use_in_memory_vector_store()
-            .configure_chunking(max_characters=800, overlap=80)
-            .configure_ingestion(lambda ingestion: ingestion.on_startup()),
+            lambda index: (
+                index.use_directory(DOCUMENTS, "*.md", recursive=True)
+                .use_embedding(HashingEmbedding(dimensions=384))
+                .use_in_memory_vector_store()
+                .configure_chunking(max_characters=800, overlap=80)
+                .configure_ingestion(lambda ingestion: ingestion.on_startup())
+            ),
         ),
     )
     return builder

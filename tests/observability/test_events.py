@@ -21,6 +21,7 @@ from runiq.rag import (
     RagRetrievalMode,
     RagRetriever,
     RetrievalEvent,
+    VectorIndexNotFoundError,
     add_runiq_rag,
 )
 from runiq.rag.testing import CANARY
@@ -47,12 +48,18 @@ def _builder(options: RagObservabilityOptions, sink: _ListSink) -> HostBuilder:
     ]
     add_runiq_rag(
         builder,
-        lambda rag: rag.configure_observability(options)
-        .add_observability_sink(sink)
-        .add_observability_sink(_BrokenSink())
-        .add_index(
-            "docs",
-            lambda index: index.use_documents(documents).use_embedding(HashingEmbedding(dimensions=64)).use_in_memory_vector_store(),
+        lambda rag: (
+            rag.configure_observability(options)
+            .add_observability_sink(sink)
+            .add_observability_sink(_BrokenSink())
+            .add_index(
+                "docs",
+                lambda index: (
+                    index.use_documents(documents)
+                    .use_embedding(HashingEmbedding(dimensions=64))
+                    .use_in_memory_vector_store()
+                ),
+            )
         ),
     )
     return builder
@@ -108,7 +115,7 @@ async def test_failure_event_has_a_code_and_no_provider_text() -> None:
     """A failed retrieval emits retrieval.failed with a code; the traceback holds no query canary."""
     sink = _ListSink()
     async with _builder(RagObservabilityOptions(query_visibility=RagQueryVisibility.REDACTED), sink).build() as host:
-        with pytest.raises(Exception) as caught:
+        with pytest.raises(VectorIndexNotFoundError) as caught:
             # Never ingested: the store has no such index yet.
             await host.services.get(RagRetriever).retrieve(RagQuery(index_name="docs", text=f"x {CANARY}"))
     event = [e for e in sink.events if isinstance(e, RetrievalEvent)][-1]

@@ -30,8 +30,12 @@ class TenantScope:
 
 
 DOCUMENTS = [
-    RagDocument(document_id="a-policy", content="Remote work policy POL-HR-014 for tenant A.", metadata={"tenant": "a"}),
-    RagDocument(document_id="b-policy", content="Remote work policy POL-HR-014 for tenant B.", metadata={"tenant": "b"}),
+    RagDocument(
+        document_id="a-policy", content="Remote work policy POL-HR-014 for tenant A.", metadata={"tenant": "a"}
+    ),
+    RagDocument(
+        document_id="b-policy", content="Remote work policy POL-HR-014 for tenant B.", metadata={"tenant": "b"}
+    ),
     RagDocument(document_id="b-secret", content="Tenant B salary bands.", metadata={"tenant": "b", "kind": "hr"}),
 ]
 
@@ -42,9 +46,11 @@ def _builder() -> HostBuilder:
         builder,
         lambda rag: rag.use_retrieval_scope(TenantScope()).add_index(
             "docs",
-            lambda index: index.use_documents(DOCUMENTS)
-            .use_embedding(HashingEmbedding(dimensions=64))
-            .use_in_memory_vector_store(),
+            lambda index: (
+                index.use_documents(DOCUMENTS)
+                .use_embedding(HashingEmbedding(dimensions=64))
+                .use_in_memory_vector_store()
+            ),
         ),
     )
     return builder
@@ -59,7 +65,9 @@ async def test_a_tenant_never_sees_another_tenants_chunks(mode: RagRetrievalMode
         for tenant in ("a", "b"):
             token = CURRENT_TENANT.set(tenant)
             try:
-                result = await retriever.retrieve(RagQuery(index_name="docs", text="POL-HR-014 salary", mode=mode, top_k=10))
+                result = await retriever.retrieve(
+                    RagQuery(index_name="docs", text="POL-HR-014 salary", mode=mode, top_k=10)
+                )
             finally:
                 CURRENT_TENANT.reset(token)
             assert result.hits

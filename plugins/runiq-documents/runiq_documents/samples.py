@@ -108,7 +108,7 @@ def pptx_bytes(*, title: str, author: str, slides: Sequence[tuple[str, Sequence[
 def xlsx_bytes(*, title: str, author: str, sheets: dict[str, Sequence[Sequence[object]]]) -> bytes:
     """An XLSX with one sheet per name, its rows as given (the first row names the columns)."""
     workbook = openpyxl.Workbook()
-    workbook.remove(workbook.active)
+    workbook.remove(workbook.worksheets[0])  # a new workbook has one empty sheet; the named ones replace it
     workbook.properties.title = title
     workbook.properties.creator = author
     for name, rows in sheets.items():

@@ -14,14 +14,20 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
-__all__ = ["BLOCK_CACHE_BYTES", "BlockCache"]
+__all__ = ["BLOCK_CACHE_BYTES", "BlockCache", "BlockRow"]
 
 BLOCK_CACHE_BYTES = 256 << 20  # per store; CISI repeated to 100k chunks holds 47 MB of postings
 _ENTRY_OVERHEAD = 200  # bytes a cached block costs besides its data (dict, bytes headers, key)
 
 _Key = tuple[int, int]  # (postings table oid, block id)
+
+
+class BlockRow(Protocol):
+    """A block read by column name: an ``asyncpg.Record`` (not a ``Mapping``: it iterates values) or a dict."""
+
+    def __getitem__(self, column: str, /) -> Any: ...
 
 
 def _size(block: Mapping[str, Any]) -> int:
@@ -50,7 +56,7 @@ class BlockCache:
                 out[block] = self._blocks[key]
         return out
 
-    def add(self, relation: int, block: Mapping[str, Any]) -> dict[str, Any]:
+    def add(self, relation: int, block: BlockRow) -> dict[str, Any]:
         """Remember a block read in full (a record with the table's columns and ``block``)."""
         entry = {c: block[c] for c in ("term", "dead", "high", "wide", "rows", "tfs", "lengths")}
         key = (relation, int(block["block"]))

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 import asyncpg
 
+from runiq_postgresql.connection import Connection
 from runiq_postgresql.queries import IndexSql, SchemaSql
 from runiq_postgresql.rows import PreparedDocument
 
@@ -23,7 +24,7 @@ __all__ = ["copy_chunks", "replace_document_rows"]
 
 
 async def replace_document_rows(
-    conn: asyncpg.Connection,
+    conn: Connection,
     schema_sql: SchemaSql,
     index_sql: IndexSql,
     index_id: int,
@@ -43,7 +44,7 @@ async def replace_document_rows(
     return await conn.fetchrow(index_sql.delete_chunks, ids)
 
 
-async def copy_chunks(conn: asyncpg.Connection, index_sql: IndexSql, docs: Sequence[PreparedDocument]) -> None:
+async def copy_chunks(conn: Connection, index_sql: IndexSql, docs: Sequence[PreparedDocument]) -> None:
     """Binary COPY of the documents' new chunk rows (their old chunks are already deleted)."""
     records = [row for d in docs for row in d.rows]
     if records:

@@ -22,6 +22,7 @@ import asyncpg
 
 from runiq.logging import get_logger
 from runiq.rag.errors import VectorStoreUnavailableError
+from runiq_postgresql.connection import Connection
 from runiq_postgresql.errors import guarded
 
 __all__ = ["advisory_lease"]
@@ -46,7 +47,7 @@ async def advisory_lease(pool: asyncpg.Pool, key: str) -> AsyncIterator[bool]:
             await _end(conn)
 
 
-async def _end(conn: asyncpg.Connection) -> None:
+async def _end(conn: Connection) -> None:
     """Roll back, releasing the lock; a connection that cannot is terminated, never returned holding it.
 
     A connection lost during the run took the lock with it: the lease then ends without an error.
@@ -65,13 +66,13 @@ async def _end(conn: asyncpg.Connection) -> None:
         log.warning("postgresql.lease_connection_lost")
 
 
-def _closed(conn: asyncpg.Connection) -> bool:
+def _closed(conn: Connection) -> bool:
     try:
         return bool(conn.is_closed())
     except asyncpg.InterfaceError:  # a proxy the pool took back when its connection closed
         return True
 
 
-def _terminate(conn: asyncpg.Connection) -> None:
+def _terminate(conn: Connection) -> None:
     with contextlib.suppress(asyncpg.InterfaceError):
         conn.terminate()

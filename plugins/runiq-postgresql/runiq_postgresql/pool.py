@@ -23,13 +23,14 @@ from __future__ import annotations
 import asyncio
 import struct
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
 import asyncpg
 import numpy as np
 
+from runiq_postgresql.connection import Connection
 from runiq_postgresql.schema import ExtensionSchemas
 from runiq_postgresql.settings import DEFAULT_STATEMENT_CACHE_SIZE
 
@@ -95,7 +96,7 @@ def _for_loop() -> _LoopPools:
     return entry
 
 
-async def begin_search(conn: asyncpg.Connection, *, ef_search: int, filtered: bool) -> None:
+async def begin_search(conn: Connection, *, ef_search: int, filtered: bool) -> None:
     """Open the transaction of one HNSW search with its settings local to it; the caller commits.
 
     ``BEGIN`` and the ``SET LOCAL`` statements travel in one simple-query round trip. Nothing outlives
@@ -121,7 +122,7 @@ async def _reset(conn: asyncpg.Connection) -> None:
         await conn.execute("ROLLBACK")
 
 
-def _codec_init(extensions: ExtensionSchemas) -> Callable[[asyncpg.Connection], Awaitable[None]]:
+def _codec_init(extensions: ExtensionSchemas) -> Callable[[asyncpg.Connection], Coroutine[Any, Any, None]]:
     vector_schema = extensions.vector
 
     async def init(conn: asyncpg.Connection) -> None:

@@ -35,6 +35,7 @@ from typing import Concatenate, ParamSpec, Protocol, TypeVar
 import asyncpg
 
 from runiq.logging import get_logger
+from runiq_postgresql.connection import Connection
 from runiq_postgresql.health import (
     HEALTH_TIMEOUT_SECONDS,
     ReplicaHealth,
@@ -171,7 +172,7 @@ class ReadRouter:
     # -- routing ---------------------------------------------------------------------------------
 
     @contextlib.asynccontextmanager
-    async def connection(self) -> AsyncIterator[asyncpg.Connection]:
+    async def connection(self) -> AsyncIterator[Connection]:
         """A connection of the current attempt's candidate (inside a routed read), else of the primary."""
         attempt = _attempt.get()
         if attempt is None or attempt.router is not self:

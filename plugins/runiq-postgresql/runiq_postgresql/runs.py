@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import json
 
-import asyncpg
-
 from runiq.rag.ingestion.operation import RagIngestionOperation, operation_from_record, operation_record
+from runiq_postgresql.connection import Connection
 from runiq_postgresql.schema import quote_ident
 
 __all__ = ["KEPT_PER_INDEX", "RunSql"]
@@ -40,7 +39,7 @@ class RunSql:
             "ORDER BY r.started_at DESC, r.operation_id LIMIT $2"
         )
 
-    async def record(self, conn: asyncpg.Connection, operation: RagIngestionOperation) -> None:
+    async def record(self, conn: Connection, operation: RagIngestionOperation) -> None:
         async with conn.transaction():
             await conn.execute(
                 self._insert,
@@ -54,7 +53,7 @@ class RunSql:
             )
             await conn.execute(self._prune, operation.index_name, KEPT_PER_INDEX)
 
-    async def recent(self, conn: asyncpg.Connection, index_name: str, limit: int) -> list[RagIngestionOperation]:
+    async def recent(self, conn: Connection, index_name: str, limit: int) -> list[RagIngestionOperation]:
         rows = await conn.fetch(self._recent, index_name, limit)
         return [
             operation_from_record(

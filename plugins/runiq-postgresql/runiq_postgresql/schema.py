@@ -33,6 +33,7 @@ import asyncpg
 
 from runiq.rag.errors import VectorStoreError
 from runiq.rag.stores.base import DistanceMetric
+from runiq_postgresql.connection import Connection
 from runiq_postgresql.errors import ExtensionMissingError
 from runiq_postgresql.settings import validate_identifier
 
@@ -286,7 +287,7 @@ class ExtensionSchemas:
         return ", ".join('"' + name.replace('"', '""') + '"' for name in schemas)
 
 
-async def _extension_schemas(conn: asyncpg.Connection) -> dict[str, str]:
+async def _extension_schemas(conn: Connection) -> dict[str, str]:
     rows = await conn.fetch(
         "SELECT e.extname, n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace "
         "WHERE e.extname = ANY($1::text[])",
@@ -295,7 +296,7 @@ async def _extension_schemas(conn: asyncpg.Connection) -> dict[str, str]:
     return {row["extname"]: row["nspname"] for row in rows}
 
 
-async def ensure_extensions(conn: asyncpg.Connection, *, create: bool) -> ExtensionSchemas:
+async def ensure_extensions(conn: Connection, *, create: bool) -> ExtensionSchemas:
     found = await _extension_schemas(conn)
     for name in REQUIRED_EXTENSIONS:
         if name in found:
@@ -314,7 +315,7 @@ async def ensure_extensions(conn: asyncpg.Connection, *, create: bool) -> Extens
     return ExtensionSchemas(vector=found["vector"], trgm=found["pg_trgm"])
 
 
-async def migrate(conn: asyncpg.Connection, schema: str, *, create_extensions: bool) -> ExtensionSchemas:
+async def migrate(conn: Connection, schema: str, *, create_extensions: bool) -> ExtensionSchemas:
     """Bring ``schema`` to :data:`LATEST_VERSION`; safe to run concurrently and repeatedly."""
     s = quote_ident(schema)
     async with conn.transaction():
@@ -348,7 +349,7 @@ async def migrate(conn: asyncpg.Connection, schema: str, *, create_extensions: b
     return extensions
 
 
-async def schema_version(conn: asyncpg.Connection, schema: str) -> int:
+async def schema_version(conn: Connection, schema: str) -> int:
     s = quote_ident(schema)
     return int(await conn.fetchval(f"SELECT coalesce(max(version), 0) FROM {s}.schema_version"))
 

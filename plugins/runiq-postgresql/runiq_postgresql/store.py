@@ -53,6 +53,7 @@ from runiq.rag.stores.filters import FilterSpec, parse_filter
 from runiq_postgresql import bulk, postings, ranking, upkeep
 from runiq_postgresql.blockcache import BlockCache
 from runiq_postgresql.claims import WorkClaimsMixin
+from runiq_postgresql.connection import Connection
 from runiq_postgresql.embedded import acquire_embedded_server, release_embedded_server
 from runiq_postgresql.errors import STORE_KIND, guarded, mapped
 from runiq_postgresql.health import ReplicaHealth, probe
@@ -336,7 +337,7 @@ class PostgresVectorStore(WorkClaimsMixin):
         index = self._remember(name, row)
         ensure_compatible(index.spec, spec)
 
-    async def _create_index(self, conn: asyncpg.Connection, spec: IndexSpec) -> asyncpg.Record:
+    async def _create_index(self, conn: Connection, spec: IndexSpec) -> asyncpg.Record:
         index_id = await conn.fetchval(
             self._sql.insert_index,
             spec.name,
@@ -592,7 +593,7 @@ class PostgresVectorStore(WorkClaimsMixin):
             await conn.execute(f"ANALYZE {index.sql.postings} (term, dead, size)")
             await conn.execute(f"ANALYZE {quote_ident(self._schema)}.term_stats")
 
-    async def _reserve_rows(self, conn: asyncpg.Connection, index: _Index, count: int) -> list[int]:
+    async def _reserve_rows(self, conn: Connection, index: _Index, count: int) -> list[int]:
         """Row ids for ``count`` new chunks: the postings refer to them, so they are known before COPY."""
         if count == 0:
             return []
@@ -600,7 +601,7 @@ class PostgresVectorStore(WorkClaimsMixin):
 
     async def _finish_write(
         self,
-        conn: asyncpg.Connection,
+        conn: Connection,
         index: _Index,
         stats: _StatsDelta,
         written: PostingsBuffer,
@@ -615,7 +616,7 @@ class PostgresVectorStore(WorkClaimsMixin):
         await upkeep.maintain(conn, index.sql, lock, written.terms, tombstoned)
         return total
 
-    async def _apply_stats(self, conn: asyncpg.Connection, index: _Index, stats: _StatsDelta) -> int:
+    async def _apply_stats(self, conn: Connection, index: _Index, stats: _StatsDelta) -> int:
         delta = stats.frequencies
         changed = sorted(term for term, d in delta.items() if d)
         total = await conn.fetchval(
@@ -658,7 +659,7 @@ class PostgresVectorStore(WorkClaimsMixin):
         finally:
             self._ann_building.discard(index.index_id)
 
-    async def _build_ann(self, conn: asyncpg.Connection, index_id: int, spec: IndexSpec) -> None:
+    async def _build_ann(self, conn: Connection, index_id: int, spec: IndexSpec) -> None:
         assert spec.dimensions is not None
         ddl = ann_index_ddl(
             self._schema,
@@ -772,7 +773,7 @@ class PostgresVectorStore(WorkClaimsMixin):
         return [_lexical_hit(row) for row in rows[:top_k]]
 
     async def _bm25_rows(
-        self, conn: asyncpg.Connection, index: _Index, terms: QueryTerms, top_k: int, where: FilterNode | None
+        self, conn: Connection, index: _Index, terms: QueryTerms, top_k: int, where: FilterNode | None
     ) -> list[Any]:
         """The BM25 top k: phrase queries in SQL, free text from the postings (one snapshot for both reads)."""
         if terms.has_phrases:
@@ -792,7 +793,7 @@ class PostgresVectorStore(WorkClaimsMixin):
             return await self._best_rows(conn, index, batches, top_k, where)
 
     async def _read_blocks(
-        self, conn: asyncpg.Connection, index: _Index, terms: QueryTerms
+        self, conn: Connection, index: _Index, terms: QueryTerms
     ) -> tuple[list[Any], list[Mapping[str, Any]]]:
         """The statistics rows of the query terms' blocks, and the blocks (those held in memory from there)."""
         held = self._blocks.held(index.postings_oid, terms.terms)
@@ -809,7 +810,7 @@ class PostgresVectorStore(WorkClaimsMixin):
 
     async def _best_rows(
         self,
-        conn: asyncpg.Connection,
+        conn: Connection,
         index: _Index,
         batches: Iterator[ranking.Batch],
         top_k: int,
@@ -838,7 +839,7 @@ class PostgresVectorStore(WorkClaimsMixin):
 
     async def _substring_rows(
         self,
-        conn: asyncpg.Connection,
+        conn: Connection,
         index: _Index,
         pattern: str,
         top_k: int,
@@ -864,7 +865,7 @@ def _statement(
 
 
 async def _fetch(
-    conn: asyncpg.Connection, plain: str, filtered: FilteredStatement | None, where: FilterNode | None, *args: object
+    conn: Connection, plain: str, filtered: FilteredStatement | None, where: FilterNode | None, *args: object
 ) -> list[Any]:
     sql, filter_args = _statement(plain, filtered, where)
     return list(await conn.fetch(sql, *args, *filter_args))

@@ -11,9 +11,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable
 
-import asyncpg
-
 from runiq_postgresql import postings
+from runiq_postgresql.connection import Connection
 from runiq_postgresql.queries import IndexSql
 
 __all__ = ["maintain"]
@@ -22,7 +21,7 @@ _PURGE_TERMS_PER_READ = 512  # lexemes purged per round trip, bounding what a pu
 
 
 async def maintain(
-    conn: asyncpg.Connection, sql: IndexSql, lock_key: str, written: Iterable[str], tombstoned: Iterable[str]
+    conn: Connection, sql: IndexSql, lock_key: str, written: Iterable[str], tombstoned: Iterable[str]
 ) -> None:
     """Purge the tombstoned lexemes whose tombstones reached a quarter of their postings, then merge the
     touched lexemes' blocks of one size class four at a time, until no class has four."""
@@ -38,7 +37,7 @@ async def maintain(
         merged = await conn.execute(sql.merge_blocks, touched) != "INSERT 0 0"
 
 
-async def _purge(conn: asyncpg.Connection, sql: IndexSql, terms: list[str]) -> None:
+async def _purge(conn: Connection, sql: IndexSql, terms: list[str]) -> None:
     blocks = await conn.fetch(sql.lock_blocks, terms)
     fresh = await asyncio.to_thread(postings.purged, blocks)
     await conn.execute(sql.delete_blocks, [b["term"] for b in blocks], [b["block"] for b in blocks])

@@ -491,7 +491,7 @@ async def test_the_source_streams_without_reading_ahead(tmp_path: Path) -> None:
         (tmp_path / f"doc-{i:04}.md").write_text(f"Document {i}.")
     stream = DirectorySource(root=tmp_path, pattern="*.md").stream()
     first = await anext(stream)
-    for path in tmp_path.iterdir():
+    for path in tmp_path.iterdir():  # noqa: ASYNC240 - the stream is paused here on purpose
         path.unlink()  # everything not read yet is gone
     rest = [item async for item in stream]
     assert isinstance(first, RagDocument) and first.document_id == "doc-0000.md"
