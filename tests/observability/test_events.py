@@ -12,7 +12,6 @@ from runiq.rag import (
     ContentPreviewOptions,
     HashingEmbedding,
     IngestionEvent,
-    ObservabilityRecorder,
     RagDocument,
     RagIngestionManager,
     RagObservabilityOptions,
@@ -23,6 +22,7 @@ from runiq.rag import (
     RetrievalEvent,
     add_runiq_rag,
 )
+from runiq.rag.observability import ObservabilityRecorder
 from runiq.rag.testing import CANARY
 
 
@@ -47,12 +47,18 @@ def _builder(options: RagObservabilityOptions, sink: _ListSink) -> HostBuilder:
     ]
     add_runiq_rag(
         builder,
-        lambda rag: rag.configure_observability(options)
-        .add_observability_sink(sink)
-        .add_observability_sink(_BrokenSink())
-        .add_index(
-            "docs",
-            lambda index: index.use_documents(documents).use_embedding(HashingEmbedding(dimensions=64)).use_in_memory_vector_store(),
+        lambda rag: (
+            rag.configure_observability(options)
+            .add_observability_sink(sink)
+            .add_observability_sink(_BrokenSink())
+            .add_index(
+                "docs",
+                lambda index: (
+                    index.use_documents(documents)
+                    .use_embedding(HashingEmbedding(dimensions=64))
+                    .use_in_memory_vector_store()
+                ),
+            )
         ),
     )
     return builder

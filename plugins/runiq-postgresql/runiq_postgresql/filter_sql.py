@@ -28,9 +28,22 @@ import re
 from dataclasses import dataclass
 
 from runiq.errors import RagValidationError
-from runiq.rag.stores.filter_tree import And, Compare, Comparison, Exists, FilterNode, Member, Not, Or
-from runiq.rag.stores.filter_values import DATE_PATTERN, DATETIME_PATTERN, FilterValue, ValueKind
-from runiq.rag.stores.filters import FilterSpec, parse_filter
+from runiq.rag.providers import (
+    DATE_PATTERN,
+    DATETIME_PATTERN,
+    And,
+    Compare,
+    Comparison,
+    Exists,
+    FilterNode,
+    FilterSpec,
+    FilterValue,
+    Member,
+    Not,
+    Or,
+    ValueKind,
+    parse_filter,
+)
 
 __all__ = ["SqlFilter", "compile_filter", "compile_filters"]
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from runiq.rag.stores.base import DistanceMetric
+from runiq.rag.providers import DistanceMetric
 from runiq_postgresql.ranking import BM25_B, BM25_K1
 from runiq_postgresql.rows import row_columns
 from runiq_postgresql.schema import (

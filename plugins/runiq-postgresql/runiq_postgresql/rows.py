@@ -14,11 +14,18 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from runiq.rag.documents import MetadataValue, RagChunk
-from runiq.rag.errors import RagValidationError, VectorDimensionMismatchError
-from runiq.rag.stores.base import DistanceMetric, IndexSpec, StoredDocument
-from runiq.rag.stores.filter_tree import And, Compare, Comparison
-from runiq.rag.stores.filter_values import ValueKind
+from runiq.errors import RagValidationError, VectorDimensionMismatchError
+from runiq.rag.providers import (
+    And,
+    Compare,
+    Comparison,
+    DistanceMetric,
+    IndexSpec,
+    MetadataValue,
+    RagChunk,
+    StoredDocument,
+    ValueKind,
+)
 
 _CONTAINABLE = frozenset({ValueKind.BOOLEAN, ValueKind.NUMBER, ValueKind.STRING})
 

@@ -11,7 +11,7 @@ import json
 
 import asyncpg
 
-from runiq.rag.ingestion.operation import RagIngestionOperation, operation_from_record, operation_record
+from runiq.rag.providers import RagIngestionOperation, operation_from_record, operation_record
 from runiq_postgresql.schema import quote_ident
 
 __all__ = ["KEPT_PER_INDEX", "RunSql"]

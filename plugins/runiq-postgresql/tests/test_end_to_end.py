@@ -208,7 +208,8 @@ async def test_filter_operators_are_refused_until_the_store_compiles_them(pg_sto
     """Equality (also combined with $and) works; an operator is a clear validation error, never silently empty."""
     import numpy as np
 
-    from runiq.rag import IndexSpec, RagValidationError, StoredDocument
+    from runiq.rag import RagValidationError
+    from runiq.rag.providers import IndexSpec, StoredDocument
     from runiq.rag.testing import make_chunks
 
     await pg_store.ensure_index(IndexSpec(name="f", dimensions=3, embedding_model="m"))
