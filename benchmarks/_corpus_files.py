@@ -31,7 +31,8 @@ from typing import Any
 import numpy as np
 
 from benchmarks._beir import BeirCollection, load_beir
-from runiq.rag import ChunkingOptions, RagDocument, TextChunker
+from runiq.rag import RagDocument
+from runiq.rag.chunking import ChunkingOptions, TextChunker
 
 __all__ = [
     "chunk_corpus",

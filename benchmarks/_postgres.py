@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from runiq.rag import RagChunk, StoredDocument
+from runiq.rag.providers import RagChunk, StoredDocument
 
 __all__ = ["one_chunk_items", "postgres_server", "quiesce"]
 

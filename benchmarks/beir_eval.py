@@ -56,8 +56,6 @@ from benchmarks._corpus_files import document_files, document_path
 from runiq.hosting import HostBuilder
 from runiq.plugins.registry import ProviderKind, ProviderRegistry
 from runiq.rag import (
-    EmbeddingClient,
-    EmbeddingInputKind,
     HashingEmbedding,
     RagDocument,
     RagError,
@@ -67,9 +65,9 @@ from runiq.rag import (
     RagRetrievalMode,
     RagRetriever,
     add_runiq_rag,
-    hookimpl,
 )
 from runiq.rag.lexical import ENGLISH_STOPWORDS
+from runiq.rag.providers import EmbeddingClient, EmbeddingInputKind, hookimpl
 
 __all__ = [
     "CachingEmbeddingClient",

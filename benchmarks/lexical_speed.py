@@ -55,17 +55,7 @@ if __package__ in (None, ""):
 from benchmarks._corpus import load_questions, repeat_with_dropout
 from benchmarks.beir_eval import quiet_logging
 from runiq.hosting import HostBuilder
-from runiq.rag import (
-    InMemoryVectorStore,
-    RagDocument,
-    RagIngestionManager,
-    RagQuery,
-    RagRetrievalMode,
-    RagRetriever,
-    StoredDocument,
-    add_runiq_rag,
-    parse_lexical_query,
-)
+from runiq.rag import RagDocument, RagIngestionManager, RagQuery, RagRetrievalMode, RagRetriever, add_runiq_rag
 from runiq.rag.lexical import (
     ENGLISH_STOPWORDS,
     BM25Index,
@@ -76,6 +66,7 @@ from runiq.rag.lexical import (
     bm25_term_score,
 )
 from runiq.rag.lexical.query import MAX_QUERY_TERMS
+from runiq.rag.providers import InMemoryVectorStore, StoredDocument, parse_lexical_query
 from runiq.rag.runtime import IndexRuntime
 from runiq.rag.testing import make_chunks
 

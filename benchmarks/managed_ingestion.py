@@ -58,15 +58,9 @@ from benchmarks._corpus_files import chunk_corpus, chunk_texts, cisi_documents, 
 from benchmarks._postgres import postgres_server, quiesce
 from runiq.hosting import HostBuilder
 from runiq.logging import configure_logging
-from runiq.rag import (
-    ChunkingOptions,
-    EmbeddingInputKind,
-    RagIngestionManager,
-    RagIngestionOperation,
-    RagIngestionState,
-    add_runiq_rag,
-    hookimpl,
-)
+from runiq.rag import RagIngestionManager, RagIngestionOperation, RagIngestionState, add_runiq_rag
+from runiq.rag.chunking import ChunkingOptions
+from runiq.rag.providers import EmbeddingInputKind, hookimpl
 from runiq.settings import LoggingSettings
 
 REPO = Path(__file__).resolve().parent.parent

@@ -54,7 +54,8 @@ def _worker_host(args: argparse.Namespace) -> Any:
     import runiq_postgresql.plugin
 
     from runiq.hosting import HostBuilder
-    from runiq.rag import IndexBuilder, add_runiq_rag, hookimpl
+    from runiq.rag import IndexBuilder, add_runiq_rag
+    from runiq.rag.providers import hookimpl
     from runiq.rag.testing import SlowEmbedder
 
     delay = args.delay

@@ -61,7 +61,7 @@ from runiq_postgresql.schema import chunk_table_ddl, chunk_table_name, postings_
 
 from benchmarks._corpus import copies_for, repeated
 from benchmarks._postgres import one_chunk_items, postgres_server, quiesce
-from runiq.rag import IndexSpec, RagChunk, StoredDocument, parse_lexical_query
+from runiq.rag.providers import IndexSpec, RagChunk, StoredDocument, parse_lexical_query
 
 WORDS = [
     "policy",
@@ -382,7 +382,7 @@ async def cisi_embeddings(data_dir: Path) -> tuple[list[str], list[str], np.ndar
     from benchmarks.beir_eval import CachingEmbeddingPlugin, quiet_logging
     from runiq.plugins.host import PluginHost
     from runiq.plugins.registry import ProviderKind, ProviderRegistry
-    from runiq.rag import EmbeddingInputKind
+    from runiq.rag.providers import EmbeddingInputKind
 
     quiet_logging()
     collection = load_beir(data_dir)

@@ -13,14 +13,8 @@ from runiq.cli.hosting import cli_host
 from runiq.cli.output import IndexStatusOutput, IngestOutput, QueryOutput, StatusOutput
 from runiq.cli.render import plain
 from runiq.hosting import Host
-from runiq.rag import (
-    IndexRegistry,
-    RagIngestionManager,
-    RagIngestionOperation,
-    RagQuery,
-    RagRetriever,
-    VectorIndexNotFoundError,
-)
+from runiq.rag import IndexRegistry, RagIngestionManager, RagIngestionOperation, RagQuery, RagRetriever
+from runiq.rag.errors import VectorIndexNotFoundError
 
 __all__ = ["ingest", "query", "status"]
 

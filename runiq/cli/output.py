@@ -18,7 +18,6 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from runiq.rag import (
-    DistanceMetric,
     IndexDefinition,
     IngestionStrategyKind,
     RagIndexReadiness,
@@ -29,8 +28,9 @@ from runiq.rag import (
     RagRetrievalHit,
     RagRetrievalMode,
     RagRetrievalResult,
-    SourceRank,
 )
+from runiq.rag.retrieval import SourceRank
+from runiq.rag.stores import DistanceMetric
 
 __all__ = [
     "SCHEMA_DIRECTORY",

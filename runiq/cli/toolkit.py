@@ -20,11 +20,15 @@ from rich.console import Console
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+    from runiq.cli.extensions import CommandRegistry
+    from runiq.cli.output import QueryOutput
     from runiq.hosting import Host
 
 __all__ = [
+    "CommandRegistry",
     "ConfigOption",
     "JsonOption",
+    "QueryOutput",
     "build_host",
     "console",
     "err",
@@ -84,3 +88,20 @@ def build_host(config: Path) -> Host:
     from runiq.cli.hosting import build_host as build
 
     return build(config)
+
+
+_LAZY = {"CommandRegistry": "runiq.cli.extensions", "QueryOutput": "runiq.cli.output"}
+
+if not TYPE_CHECKING:  # hidden from type checkers, which would otherwise accept any attribute
+
+    def __getattr__(name: str) -> object:
+        """``CommandRegistry`` (the argument of ``runiq_register_cli_commands``) and ``QueryOutput`` (the
+        ``runiq query --json`` document) load on first use: the one imports this module, the other pydantic."""
+        module = _LAZY.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        import importlib
+
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value
+        return value

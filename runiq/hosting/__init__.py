@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from runiq.hosting.builder import HostBuilder
+from runiq.hosting.builder import HostBuilder, builtin_plugins
 from runiq.hosting.host import Host, HostState, LifecycleParticipant, ServiceProvider
 from runiq.hosting.signals import Interrupted, run_until_signalled
 
@@ -13,5 +13,6 @@ __all__ = [
     "Interrupted",
     "LifecycleParticipant",
     "ServiceProvider",
+    "builtin_plugins",
     "run_until_signalled",
 ]

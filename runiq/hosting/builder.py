@@ -11,14 +11,15 @@ from runiq.plugins.host import PluginHost
 from runiq.plugins.registry import ProviderRegistry
 from runiq.settings import RuniqSettings
 
-__all__ = ["BUILTINS_NAME", "HostBuilder"]
+__all__ = ["BUILTINS_NAME", "HostBuilder", "builtin_plugins"]
 
 E = TypeVar("E")
 
 BUILTINS_NAME = "runiq.builtins"  # block it (RUNIQ_DISABLED_PLUGINS) like any plugin
 
 
-def _runiq_builtins() -> Mapping[str, object]:
+def builtin_plugins() -> Mapping[str, object]:
+    """runiq's built-in providers as ``PluginHost.create(builtins=...)`` takes them (a host, a Ray worker)."""
     from runiq.rag import builtins  # runiq.rag imports this module
 
     return {BUILTINS_NAME: builtins}
@@ -44,7 +45,7 @@ class HostBuilder:
     ) -> None:
         self.settings = settings if settings is not None else RuniqSettings()
         self.plugins = PluginHost.create(
-            builtins=_runiq_builtins(),
+            builtins=builtin_plugins(),
             plugins=plugins,
             load_entry_points=load_entry_points,
             blocked=self.settings.disabled_plugins,

@@ -15,7 +15,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from benchmarks import _beir, _corpus_files, beir_eval  # noqa: E402
-from runiq.rag import EmbeddingInputKind, HashingEmbedder  # noqa: E402
+from runiq.rag.providers import EmbeddingInputKind, HashingEmbedder  # noqa: E402
 
 CORPUS = [
     {"_id": "d1", "title": "Remote work policy", "text": "Remote work is allowed three days a week under POL-HR-014."},

@@ -7,8 +7,8 @@ from contextlib import AbstractAsyncContextManager, nullcontext
 
 import pytest
 
-from runiq.rag import HashingEmbedder, InMemoryVectorStore, VectorStore
 from runiq.rag.lexical import LexicalOptions
+from runiq.rag.providers import HashingEmbedder, InMemoryVectorStore, VectorStore
 from runiq.rag.testing import (
     EmbeddingClientContract,
     LexicalAnalyzerContract,

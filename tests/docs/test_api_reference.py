@@ -1,29 +1,37 @@
-"""docs/reference/api.md lists exactly the names in runiq.rag.__all__, each once."""
+"""Each face's reference page lists exactly the names in its ``__all__``, each once:
+docs/reference/api.md for runiq.rag, docs/reference/providers.md for runiq.rag.providers."""
 
 from __future__ import annotations
 
 import re
 from collections import Counter
 from pathlib import Path
+from types import ModuleType
+
+import pytest
 
 import runiq.rag
+import runiq.rag.providers
 
-API_DOC = Path(__file__).resolve().parents[2] / "docs" / "reference" / "api.md"
+REFERENCE = Path(__file__).resolve().parents[2] / "docs" / "reference"
+PAGES = [(runiq.rag, REFERENCE / "api.md"), (runiq.rag.providers, REFERENCE / "providers.md")]
 # A table row whose first cell is one backticked name: | `RagQuery` | ... |
 _ROW = re.compile(r"^\|\s*`([A-Za-z_][A-Za-z0-9_]*)`\s*\|", re.MULTILINE)
 
 
-def _listed() -> Counter[str]:
-    return Counter(_ROW.findall(API_DOC.read_text(encoding="utf-8")))
+def _listed(page: Path) -> Counter[str]:
+    return Counter(_ROW.findall(page.read_text(encoding="utf-8")))
 
 
-def test_every_public_name_is_listed() -> None:
-    """Each name in runiq.rag.__all__ has a row in the API reference."""
-    assert sorted(set(runiq.rag.__all__) - set(_listed())) == []
+@pytest.mark.parametrize(("face", "page"), PAGES, ids=[page.name for _, page in PAGES])
+def test_every_public_name_is_listed(face: ModuleType, page: Path) -> None:
+    """Each name in the face's __all__ has a row on its reference page."""
+    assert sorted(set(face.__all__) - set(_listed(page))) == []
 
 
-def test_only_public_names_are_listed_once() -> None:
-    """No row documents a name runiq.rag does not export, and none is listed twice."""
-    listed = _listed()
-    assert sorted(set(listed) - set(runiq.rag.__all__)) == []
+@pytest.mark.parametrize(("face", "page"), PAGES, ids=[page.name for _, page in PAGES])
+def test_only_public_names_are_listed_once(face: ModuleType, page: Path) -> None:
+    """No row documents a name the face does not export, and none is listed twice."""
+    listed = _listed(page)
+    assert sorted(set(listed) - set(face.__all__)) == []
     assert sorted(name for name, count in listed.items() if count > 1) == []

@@ -13,9 +13,6 @@ from pydantic import BaseModel, ConfigDict
 from runiq.hosting import HostBuilder, HostState, ServiceProvider
 from runiq.plugins import ProviderRegistry, hookimpl
 from runiq.rag import (
-    HashingEmbedder,
-    InMemoryVectorStore,
-    ProviderKind,
     RagConfigurationError,
     RagDocument,
     RagIngestionManager,
@@ -25,6 +22,7 @@ from runiq.rag import (
     add_runiq_rag,
 )
 from runiq.rag.loaders import LoaderRegistry, PlainTextLoader
+from runiq.rag.providers import HashingEmbedder, InMemoryVectorStore, ProviderKind
 
 
 def _plugin(name: str, **hooks: Callable[..., Any]) -> types.ModuleType:

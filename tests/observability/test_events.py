@@ -12,7 +12,6 @@ from runiq.rag import (
     ContentPreviewOptions,
     HashingEmbedding,
     IngestionEvent,
-    ObservabilityRecorder,
     RagDocument,
     RagIngestionManager,
     RagObservabilityOptions,
@@ -24,6 +23,7 @@ from runiq.rag import (
     VectorIndexNotFoundError,
     add_runiq_rag,
 )
+from runiq.rag.observability import ObservabilityRecorder
 from runiq.rag.testing import CANARY
 
 

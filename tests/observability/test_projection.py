@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from runiq.rag import (
-    ContentPreviewOptions,
+from runiq.rag import ContentPreviewOptions, RagConfigurationError, RagObservabilityOptions, RagQueryVisibility
+from runiq.rag.observability import (
     DefaultObservabilityRedactor,
-    RagConfigurationError,
-    RagObservabilityOptions,
+    ObservabilityProjector,
     RagObservabilityValueKind,
-    RagQueryVisibility,
+    normalise,
+    truncate_graphemes,
 )
-from runiq.rag.observability import ObservabilityProjector, normalise, truncate_graphemes
 
 
 class _Replace:

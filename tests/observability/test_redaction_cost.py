@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from runiq.rag import DefaultObservabilityRedactor, RagObservabilityOptions, RagObservabilityValueKind
-from runiq.rag.observability import ObservabilityProjector
+from runiq.rag import RagObservabilityOptions
+from runiq.rag.observability import DefaultObservabilityRedactor, ObservabilityProjector, RagObservabilityValueKind
 from runiq.rag.observability.projection import ELLIPSIS, REDACTION_MARGIN, bounded_prefix
 
 SIZE = 64 * 1024

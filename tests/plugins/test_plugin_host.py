@@ -161,6 +161,6 @@ def test_a_plugin_that_fails_to_import_is_named_with_nothing_of_its_exception_ke
 
 def test_hookimpl_is_reexported_from_runiq_rag() -> None:
     """Plugins import the marker from ``runiq.rag``; it is the same object as ``runiq.plugins.hookimpl``."""
-    from runiq.rag import hookimpl as rag_hookimpl
+    from runiq.rag.providers import hookimpl as rag_hookimpl
 
     assert rag_hookimpl is hookimpl

@@ -15,19 +15,16 @@ import numpy as np
 import pytest
 
 from runiq.hosting import Host, HostBuilder
-from runiq.rag import (
+from runiq.rag import IndexBuilder, RagBuilder, RagDocument, add_runiq_rag
+from runiq.rag.embeddings.base import FloatMatrix
+from runiq.rag.providers import (
     EmbeddingInputKind,
     HashingEmbedder,
-    IndexBuilder,
     InMemoryVectorStore,
-    RagBuilder,
-    RagDocument,
     SourceFailure,
     SourceItem,
-    add_runiq_rag,
     hookimpl,
 )
-from runiq.rag.embeddings.base import FloatMatrix
 
 
 def _yielding(instance: object) -> Callable[[Any], Any]:

@@ -6,8 +6,9 @@ import dataclasses
 
 import pytest
 
-from runiq.rag import ChunkKey, RagChunk, RagDocument, RagValidationError
+from runiq.rag import RagDocument, RagValidationError
 from runiq.rag.documents import chunk_id_for, freeze_metadata
+from runiq.rag.providers import ChunkKey, RagChunk
 
 
 def test_chunk_id_is_document_id_and_ordinal() -> None:

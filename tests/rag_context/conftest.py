@@ -15,21 +15,14 @@ import pytest
 import structlog
 import structlog.testing
 
-from runiq.rag import (
-    RagQuery,
-    RagRetrievalHit,
-    RagRetrievalMode,
-    RagRetrievalProvenance,
-    RagRetrievalResult,
-    RagRetrievalStatistics,
-    SourceRank,
-)
+from runiq.rag import RagQuery, RagRetrievalHit, RagRetrievalMode, RagRetrievalProvenance, RagRetrievalResult
 from runiq.rag.reranking import (
     RagAnswerability,
     RagRerankCandidateResult,
     RagRerankRequest,
     RagRerankResponse,
 )
+from runiq.rag.retrieval import RagRetrievalStatistics, SourceRank
 from runiq.rag.testing import CANARY
 
 

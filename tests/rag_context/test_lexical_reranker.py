@@ -11,7 +11,6 @@ from runiq.hosting import HostBuilder
 from runiq.rag import (
     HashingEmbedding,
     IndexRuntime,
-    ProviderKind,
     RagConfigurationError,
     RagDocument,
     RagIngestionManager,
@@ -21,6 +20,7 @@ from runiq.rag import (
     add_runiq_rag,
 )
 from runiq.rag.context import RagContextAssembler, RagContextOptions, RagContextOutcome, RerankingOptions
+from runiq.rag.providers import ProviderKind
 from runiq.rag.reranking import (
     LexicalOverlapReranker,
     LexicalOverlapReranking,

@@ -7,7 +7,9 @@ from typing import Any
 
 import pytest
 
-from runiq.rag import ChunkKey, ProviderError, ProviderResponseError, RagValidationError
+from runiq.errors import ProviderError, ProviderResponseError
+from runiq.rag import RagValidationError
+from runiq.rag.providers import ChunkKey
 from runiq.rag.reranking import (
     MAX_RERANK_CANDIDATES,
     RagAnswerability,

@@ -10,17 +10,10 @@ from typing import Any
 import pytest
 
 from runiq.rag import (
-    ChunkingOptions,
-    DirectorySource,
-    DistanceMetric,
     HashingEmbedding,
     IndexBuilder,
     IndexDefinition,
-    IngestionStrategy,
     IngestionStrategyKind,
-    InMemorySource,
-    InMemoryVectorStoreSelection,
-    ProviderKind,
     ProviderNotFoundError,
     RagBuilder,
     RagConfigurationError,
@@ -28,6 +21,11 @@ from runiq.rag import (
     RagRetrievalMode,
 )
 from runiq.rag.builtins import HashingOptions
+from runiq.rag.chunking import ChunkingOptions
+from runiq.rag.ingestion.strategies import IngestionStrategy
+from runiq.rag.providers import DistanceMetric, ProviderKind
+from runiq.rag.sources import DirectorySource, InMemorySource
+from runiq.rag.stores import InMemoryVectorStoreSelection
 
 Configure = Callable[[IndexBuilder], object]
 

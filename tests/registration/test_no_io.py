@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
+from runiq.errors import VectorStoreUnavailableError
 from runiq.hosting import HostBuilder, HostState
 from runiq.plugins import ProviderRegistry, hookimpl
 from runiq.rag import (
     HashingEmbedding,
-    InMemorySource,
     RagDocument,
     RagIndexReadiness,
     RagIngestionManager,
@@ -27,11 +27,11 @@ from runiq.rag import (
     RagQuery,
     RagRetrievalMode,
     RagRetriever,
-    SourceItem,
     StartupIngestionError,
-    VectorStoreUnavailableError,
     add_runiq_rag,
 )
+from runiq.rag.providers import SourceItem
+from runiq.rag.sources import InMemorySource
 
 
 class StoreFactoryCalled(RuntimeError):

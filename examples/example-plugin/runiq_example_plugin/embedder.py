@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field
-from runiq.rag import EmbeddingInputKind
+from runiq.rag.providers import EmbeddingInputKind
 
 __all__ = ["CharNgramEmbedder", "CharNgramEmbedding", "CharNgramOptions"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from runiq.rag import ProviderRegistry, hookimpl
+from runiq.rag.providers import ProviderRegistry, hookimpl
 
 from runiq_example_plugin.embedder import PROVIDER_NAME, CharNgramEmbedder, CharNgramOptions
 

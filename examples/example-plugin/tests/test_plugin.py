@@ -8,14 +8,8 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 from runiq.hosting import HostBuilder
-from runiq.rag import (
-    EmbeddingInputKind,
-    ProviderKind,
-    ProviderNotFoundError,
-    ProviderSelection,
-    RagConfigurationError,
-    add_runiq_rag,
-)
+from runiq.rag import ProviderNotFoundError, RagConfigurationError, add_runiq_rag
+from runiq.rag.providers import EmbeddingInputKind, ProviderKind, ProviderSelection
 from runiq.settings import RuniqSettings
 
 from runiq_example_plugin import PROVIDER_NAME, CharNgramEmbedder, CharNgramEmbedding, CharNgramOptions

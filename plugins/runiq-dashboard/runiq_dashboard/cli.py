@@ -16,7 +16,7 @@ from runiq.plugins import hookimpl
 from runiq_dashboard.defaults import DEFAULT_PORT
 
 if TYPE_CHECKING:
-    from runiq.cli.extensions import CommandRegistry
+    from runiq.cli.toolkit import CommandRegistry
 
 __all__ = ["runiq_register_cli_commands", "serve"]
 

@@ -22,8 +22,8 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
 from pydantic.alias_generators import to_camel
 
-from runiq.rag import MAX_CANDIDATES, RagRetrievalMode
-from runiq.rag.retrieval.query import MAX_QUERY_CHARACTERS
+from runiq.rag import RagRetrievalMode
+from runiq.rag.providers import MAX_CANDIDATES, MAX_QUERY_CHARACTERS
 
 __all__ = [
     "FAILURE_MESSAGE",

@@ -7,7 +7,7 @@ starts no server. Serving is explicit: :func:`runiq_dashboard.serve` or ``runiq 
 from __future__ import annotations
 
 from runiq.hosting import HostBuilder
-from runiq.rag import hookimpl
+from runiq.rag.providers import hookimpl
 from runiq_dashboard.options import DashboardOptions
 
 __all__ = ["add_runiq_dashboard", "runiq_configure_host"]

@@ -19,7 +19,7 @@ from runiq.rag import (
     RagIngestionOperation,
     RagIngestionProgress,
 )
-from runiq.rag.stores import StoreHealth
+from runiq.rag.providers import StoreHealth
 from runiq_dashboard.dto import (
     FAILURE_MESSAGE,
     RagFailedDocumentDto,

@@ -23,9 +23,16 @@ from typing import Any
 from fastapi import APIRouter, Request
 from pydantic import ValidationError
 
-from runiq.cli.output import QueryOutput
-from runiq.errors import RagError, RagValidationError, RetrievalError, RetrievalErrorCode, VectorIndexNotFoundError
-from runiq.rag import IndexDefinition, IndexNotFoundError, RagQuery, RagRetrievalResult, RagRetriever
+from runiq.cli.toolkit import QueryOutput
+from runiq.errors import (
+    IndexNotFoundError,
+    RagError,
+    RagValidationError,
+    RetrievalError,
+    RetrievalErrorCode,
+    VectorIndexNotFoundError,
+)
+from runiq.rag import IndexDefinition, RagQuery, RagRetrievalResult, RagRetriever
 from runiq_dashboard.access import QUERY_ROUTE
 from runiq_dashboard.context import RagServices
 from runiq_dashboard.dto import ProblemDto, RagQueryRequestDto

@@ -8,18 +8,15 @@ from typing import Any
 
 from fastapi import APIRouter, Query, Request, status
 
-from runiq.errors import RagError, translated
-from runiq.rag import (
-    IndexDefinition,
+from runiq.errors import (
     IndexNotFoundError,
     IngestionConflictError,
     IngestionUnavailableError,
     NoActiveIngestionError,
-    RagIndexStatus,
-    RagIngestionManager,
-    RagIngestionOperation,
-    RagIngestionReason,
+    RagError,
+    translated,
 )
+from runiq.rag import IndexDefinition, RagIndexStatus, RagIngestionManager, RagIngestionOperation, RagIngestionReason
 from runiq_dashboard import projection
 from runiq_dashboard.access import granted_roles
 from runiq_dashboard.context import RagServices

@@ -18,10 +18,10 @@ from types import FrameType
 import uvicorn
 from pydantic import ValidationError
 
-from runiq.errors import call_translated, invalid_fields
+from runiq.errors import RagConfigurationError, call_translated, invalid_fields
 from runiq.hosting import Host, HostBuilder
 from runiq.logging import configure_logging, get_logger
-from runiq.rag import RagConfigurationError, add_runiq_rag
+from runiq.rag import add_runiq_rag
 from runiq.settings import RuniqSettings
 from runiq_dashboard.app import create_dashboard_app, options_for
 from runiq_dashboard.defaults import DEFAULT_PORT

@@ -15,7 +15,7 @@ import asyncio
 from runiq.errors import RagError
 from runiq.logging import get_logger
 from runiq.rag import IndexRuntime, RagIngestionManager
-from runiq.rag.stores import DocumentCounter, VectorStore
+from runiq.rag.providers import DocumentCounter, VectorStore
 from runiq_dashboard import projection
 from runiq_dashboard.dto import RagStoreDto
 

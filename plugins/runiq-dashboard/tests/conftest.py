@@ -20,14 +20,8 @@ import pytest
 from pydantic import BaseModel, ConfigDict, SecretStr
 
 from runiq.hosting import Host, HostBuilder
-from runiq.rag import (
-    HashingEmbedding,
-    InMemoryVectorStore,
-    ProviderRegistry,
-    RagDocument,
-    add_runiq_rag,
-    hookimpl,
-)
+from runiq.rag import HashingEmbedding, RagDocument, add_runiq_rag
+from runiq.rag.providers import InMemoryVectorStore, ProviderRegistry, hookimpl
 from runiq.rag.testing import CANARY, SlowEmbedder
 from runiq_dashboard import DashboardOptions, DashboardServer, create_dashboard_app
 

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from runiq.rag import IndexNotFoundError, IngestionConflictError, IngestionUnavailableError, NoActiveIngestionError
+from runiq.errors import IngestionUnavailableError, NoActiveIngestionError
+from runiq.rag import IndexNotFoundError, IngestionConflictError
 from runiq.rag.testing.chains import assert_content_free
 from runiq_dashboard import routes
 from runiq_dashboard.problems import ProblemError

@@ -14,7 +14,6 @@ import pytest
 from runiq.errors import VectorStoreUnavailableError
 from runiq.hosting import Host
 from runiq.rag import (
-    InMemoryVectorStore,
     RagIngestionFailure,
     RagIngestionManager,
     RagIngestionOperation,
@@ -22,6 +21,7 @@ from runiq.rag import (
     RagIngestionReason,
     RagIngestionState,
 )
+from runiq.rag.providers import InMemoryVectorStore
 from runiq.rag.stores import StoreHealth
 from runiq.rag.testing import CANARY
 from runiq_dashboard import DashboardCredential, DashboardOptions, DashboardRole, create_dashboard_app, projection

@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from pypdf import PdfReader
 from pypdf.errors import DependencyError, FileNotDecryptedError, LimitReachedError, PyPdfError, WrongPasswordError
 
-from runiq.rag.documents import MetadataValue
-from runiq.rag.loaders import (
+from runiq.rag.providers import (
     DocumentLoadError,
     LoadedDocument,
     LoadFailureCode,
     LoadOptions,
+    MetadataValue,
     guarded,
     one_line,
     parser_failures,

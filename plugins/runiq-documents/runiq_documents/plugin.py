@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from runiq.rag import hookimpl
-from runiq.rag.loaders import LoaderRegistry
+from runiq.rag.providers import LoaderRegistry, hookimpl
 from runiq_documents.pdf import PdfLoader
 from runiq_documents.sheets import XlsxLoader
 from runiq_documents.slides import PptxLoader

@@ -13,11 +13,11 @@ from typing import Any
 import defusedxml  # noqa: F401 - imported so a missing install fails here: openpyxl only uses it when present
 import openpyxl
 
-from runiq.rag.documents import MetadataValue
-from runiq.rag.loaders import (
+from runiq.rag.providers import (
     LoadedDocument,
     LoadOptions,
     MarkdownBuilder,
+    MetadataValue,
     guarded,
     one_line,
     open_zip,

@@ -14,12 +14,12 @@ from typing import Any
 import pptx
 from pptx.exc import PythonPptxError
 
-from runiq.rag.documents import MetadataValue
-from runiq.rag.loaders import (
+from runiq.rag.providers import (
     LoadedDocument,
     LoadFailureCode,
     LoadOptions,
     MarkdownBuilder,
+    MetadataValue,
     guarded,
     one_line,
     open_zip,

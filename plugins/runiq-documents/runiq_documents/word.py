@@ -19,12 +19,12 @@ from docx.opc.exceptions import OpcError
 from docx.table import Table
 from docx.text.paragraph import Paragraph
 
-from runiq.rag.documents import MetadataValue
-from runiq.rag.loaders import (
+from runiq.rag.providers import (
     LoadedDocument,
     LoadFailureCode,
     LoadOptions,
     MarkdownBuilder,
+    MetadataValue,
     guarded,
     one_line,
     open_zip,

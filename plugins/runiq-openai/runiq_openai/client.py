@@ -29,14 +29,16 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import openai
-from runiq.errors import call_translated, first_leaf, translated
-from runiq.rag import (
-    EmbeddingInputKind,
+from runiq.errors import (
     ProviderError,
     ProviderResponseError,
     ProviderTimeoutError,
     ProviderUnavailableError,
+    call_translated,
+    first_leaf,
+    translated,
 )
+from runiq.rag.providers import EmbeddingInputKind
 
 from runiq_openai.options import MAX_DIMENSIONS, OpenAiEmbeddingOptions
 from runiq_openai.selection import PROVIDER_NAME

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
-from runiq.rag import ProviderRegistry, hookimpl
+from runiq.rag.providers import ProviderRegistry, hookimpl
 from runiq.secrets import require_secret
 
 from runiq_openai.options import OpenAiEmbeddingOptions

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from runiq.rag import HashingEmbedder
+from runiq.rag.providers import HashingEmbedder
 from runiq.rag.testing import CANARY
 from runiq.rag.testing.loopback import Reply, ScriptedFakeServer, serve_on_loopback
 from starlette.applications import Starlette

@@ -9,14 +9,9 @@ import time
 
 import numpy as np
 import pytest
-from runiq.rag import (
-    EmbeddingInputKind,
-    ProviderError,
-    ProviderResponseError,
-    ProviderTimeoutError,
-    ProviderUnavailableError,
-    RagConfigurationError,
-)
+from runiq.errors import ProviderError, ProviderResponseError, ProviderTimeoutError, ProviderUnavailableError
+from runiq.rag import RagConfigurationError
+from runiq.rag.providers import EmbeddingInputKind
 from runiq.rag.testing.fakes import CountingSecretProvider
 
 from runiq_openai import OpenAiEmbeddingOptions

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
-from runiq.rag import EmbeddingClient
+from runiq.rag.providers import EmbeddingClient
 from runiq.rag.testing import EmbeddingClientContract
 
 

@@ -14,17 +14,10 @@ import traceback
 import numpy as np
 import pytest
 import structlog
+from runiq.errors import ProviderError, ProviderResponseError
 from runiq.hosting import HostBuilder
-from runiq.rag import (
-    EmbeddingInputKind,
-    ProviderError,
-    ProviderResponseError,
-    RagConfigurationError,
-    RagDocument,
-    RagIngestionManager,
-    RagIngestionState,
-    add_runiq_rag,
-)
+from runiq.rag import RagConfigurationError, RagDocument, RagIngestionManager, RagIngestionState, add_runiq_rag
+from runiq.rag.providers import EmbeddingInputKind
 from runiq.rag.testing.chains import assert_content_free
 from runiq.secrets import EnvironmentSecretProvider
 from runiq.sync import SyncHost

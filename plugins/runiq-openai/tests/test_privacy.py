@@ -8,7 +8,9 @@ import traceback
 
 import pytest
 import structlog
-from runiq.rag import EmbeddingInputKind, ProviderError, ProviderUnavailableError, RagConfigurationError
+from runiq.errors import ProviderError, ProviderUnavailableError
+from runiq.rag import RagConfigurationError
+from runiq.rag.providers import EmbeddingInputKind
 from runiq.rag.testing.chains import assert_content_free
 
 from runiq_openai import OpenAiEmbeddingOptions

@@ -23,8 +23,8 @@ from typing import Any
 
 import asyncpg
 
-from runiq.rag.errors import VectorIndexNotFoundError
-from runiq.rag.stores.claims import PartResult, SharedRun
+from runiq.errors import VectorIndexNotFoundError
+from runiq.rag.providers import PartResult, SharedRun
 from runiq_postgresql.errors import mapped
 from runiq_postgresql.schema import quote_ident
 from runiq_postgresql.settings import PostgresStoreOptions

@@ -15,7 +15,7 @@ from typing import ParamSpec, TypeVar
 
 import asyncpg
 
-from runiq.rag.errors import RagError, VectorStoreUnavailableError
+from runiq.errors import RagError, VectorStoreUnavailableError
 
 __all__ = ["STORE_KIND", "ExtensionMissingError", "guarded", "mapped"]
 

@@ -35,9 +35,22 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from runiq.errors import RagValidationError
-from runiq.rag.stores.filter_tree import And, Compare, Comparison, Exists, FilterNode, Member, Not, Or
-from runiq.rag.stores.filter_values import DATE_PATTERN, DATETIME_PATTERN, FilterValue, ValueKind
-from runiq.rag.stores.filters import FilterSpec, parse_filter
+from runiq.rag.providers import (
+    DATE_PATTERN,
+    DATETIME_PATTERN,
+    And,
+    Compare,
+    Comparison,
+    Exists,
+    FilterNode,
+    FilterSpec,
+    FilterValue,
+    Member,
+    Not,
+    Or,
+    ValueKind,
+    parse_filter,
+)
 
 __all__ = ["MAX_CONTAINED_VALUES", "SqlFilter", "compile_filter", "compile_filters"]
 

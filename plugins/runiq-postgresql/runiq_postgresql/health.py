@@ -24,7 +24,7 @@ from enum import StrEnum
 
 import asyncpg
 
-from runiq.rag.stores import StoreHealth
+from runiq.rag.providers import StoreHealth
 from runiq_postgresql.schema import LATEST_VERSION, quote_ident
 
 __all__ = [

@@ -20,8 +20,8 @@ from collections.abc import AsyncIterator
 
 import asyncpg
 
+from runiq.errors import VectorStoreUnavailableError
 from runiq.logging import get_logger
-from runiq.rag.errors import VectorStoreUnavailableError
 from runiq_postgresql.connection import Connection
 from runiq_postgresql.errors import guarded
 

@@ -35,10 +35,7 @@ from itertools import chain
 import numpy as np
 import numpy.typing as npt
 
-from runiq.rag.lexical.analysed import AnalysedQuery
-from runiq.rag.lexical.fragments import identifier_words
-from runiq.rag.lexical.options import DEFAULT_ANALYZER
-from runiq.rag.lexical.tokenizer import Analyzer
+from runiq.rag.providers import DEFAULT_ANALYZER, AnalysedQuery, Analyzer, identifier_words
 
 __all__ = [
     "ChunkTerms",

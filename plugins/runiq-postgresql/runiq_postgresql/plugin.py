@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from runiq.rag import ProviderRegistry, hookimpl
+from runiq.rag.providers import ProviderRegistry, hookimpl
 from runiq_postgresql.selection import PROVIDER_NAME
 from runiq_postgresql.settings import PostgresStoreOptions
 from runiq_postgresql.store import PostgresVectorStore

@@ -23,8 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from runiq.rag.stores.base import DistanceMetric
-from runiq.rag.stores.filter_tree import FilterNode
+from runiq.rag.providers import DistanceMetric, FilterNode
 from runiq_postgresql.filter_sql import compile_filter
 from runiq_postgresql.ranking import BM25_B, BM25_K1
 from runiq_postgresql.rows import row_columns

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from runiq.rag.lexical.bm25 import BM25Parameters, bm25_idf, bm25_length_norm, bm25_term_score
+from runiq.rag.providers import BM25Parameters, bm25_idf, bm25_length_norm, bm25_term_score
 from runiq_postgresql.postings import Gathered
 
 __all__ = ["BM25", "BM25_B", "BM25_K1", "Batch", "Candidates", "batches", "score"]

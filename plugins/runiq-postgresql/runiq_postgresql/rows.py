@@ -14,9 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from runiq.rag.documents import MetadataScalar, MetadataValue, RagChunk
-from runiq.rag.errors import RagValidationError, VectorDimensionMismatchError
-from runiq.rag.stores.base import DistanceMetric, IndexSpec, StoredDocument
+from runiq.errors import RagValidationError, VectorDimensionMismatchError
+from runiq.rag.providers import DistanceMetric, IndexSpec, MetadataScalar, MetadataValue, RagChunk, StoredDocument
 
 __all__ = [
     "PreparedDocument",

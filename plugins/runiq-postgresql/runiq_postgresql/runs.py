@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from runiq.rag.ingestion.operation import RagIngestionOperation, operation_from_record, operation_record
+from runiq.rag.providers import RagIngestionOperation, operation_from_record, operation_record
 from runiq_postgresql.connection import Connection
 from runiq_postgresql.schema import quote_ident
 

@@ -31,8 +31,8 @@ from dataclasses import dataclass
 
 import asyncpg
 
-from runiq.rag.errors import VectorStoreError
-from runiq.rag.stores.base import DistanceMetric
+from runiq.errors import VectorStoreError
+from runiq.rag.providers import DistanceMetric
 from runiq_postgresql.connection import Connection
 from runiq_postgresql.errors import ExtensionMissingError
 from runiq_postgresql.settings import validate_identifier

@@ -11,7 +11,8 @@ from pydantic import SecretStr
 from runiq_postgresql.settings import DEFAULT_DATA_DIR, DEFAULT_SCHEMA
 
 if TYPE_CHECKING:
-    from runiq.rag import DistanceMetric, IndexBuilder
+    from runiq.rag import IndexBuilder
+    from runiq.rag.providers import DistanceMetric
 
 __all__ = ["PROVIDER_NAME", "PostgreSqlVectorStore", "use_postgresql_vector_store"]
 

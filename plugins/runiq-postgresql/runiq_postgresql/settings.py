@@ -13,8 +13,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
-from runiq.rag.lexical.options import LexicalOptions, StemmerName, StopwordSetName
-from runiq.rag.lexical.stemming import resolve_stemmer
+from runiq.rag.providers import LexicalOptions, StemmerName, StopwordSetName, resolve_stemmer
 from runiq.settings import resolve_configured_path
 
 __all__ = [

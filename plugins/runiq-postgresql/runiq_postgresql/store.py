@@ -31,25 +31,26 @@ from typing import Any, NamedTuple, Self
 import asyncpg
 import numpy.typing as npt
 
+from runiq.errors import RagConfigurationError, RagValidationError, VectorIndexNotFoundError
 from runiq.logging import get_logger
-from runiq.rag.chunking.context import chunk_indexed_text
-from runiq.rag.documents import RagChunk
-from runiq.rag.errors import RagConfigurationError, RagValidationError, VectorIndexNotFoundError
-from runiq.rag.ingestion.operation import RagIngestionOperation
-from runiq.rag.lexical.analysed import analyse_query
-from runiq.rag.lexical.query import LexicalQuery
-from runiq.rag.stores import scoring
-from runiq.rag.stores.base import (
+from runiq.rag.providers import (
     DistanceMetric,
+    FilterNode,
+    FilterSpec,
     IndexSpec,
+    LexicalQuery,
+    RagChunk,
+    RagIngestionOperation,
     StoredDocument,
     StoreHealth,
     StoreHit,
+    analyse_query,
+    chunk_indexed_text,
     ensure_compatible,
+    parse_filter,
+    scoring,
     validate_top_k,
 )
-from runiq.rag.stores.filter_tree import FilterNode
-from runiq.rag.stores.filters import FilterSpec, parse_filter
 from runiq_postgresql import bulk, postings, ranking, upkeep
 from runiq_postgresql.blockcache import BlockCache
 from runiq_postgresql.claims import WorkClaimsMixin

@@ -21,7 +21,7 @@ import sys
 from collections.abc import Sequence
 
 from runiq.logging import get_logger
-from runiq.rag.lexical.options import LexicalOptions
+from runiq.rag.providers import LexicalOptions
 from runiq_postgresql.lexical import SliceTerms
 
 __all__ = ["HEADER", "TokenisingWorker", "WorkerUnavailable", "frame", "read_frame"]

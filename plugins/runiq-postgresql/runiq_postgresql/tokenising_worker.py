@@ -13,7 +13,7 @@ import pickle
 import sys
 from typing import BinaryIO
 
-from runiq.rag.lexical.options import LexicalOptions
+from runiq.rag.providers import LexicalOptions
 from runiq_postgresql.lexical import slice_terms
 from runiq_postgresql.tokenising import HEADER, frame
 

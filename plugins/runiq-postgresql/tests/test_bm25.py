@@ -8,7 +8,7 @@ import asyncpg
 import numpy as np
 import pytest
 
-from runiq.rag import IndexSpec, InMemoryVectorStore, StoredDocument, parse_lexical_query
+from runiq.rag.providers import IndexSpec, InMemoryVectorStore, StoredDocument, parse_lexical_query
 from runiq.rag.testing import make_chunks
 from runiq_postgresql import PostgresVectorStore
 

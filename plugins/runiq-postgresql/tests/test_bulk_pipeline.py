@@ -7,7 +7,8 @@ import asyncio
 import numpy as np
 import pytest
 
-from runiq.rag import IndexSpec, StoredDocument, VectorDimensionMismatchError, parse_lexical_query
+from runiq.errors import VectorDimensionMismatchError
+from runiq.rag.providers import IndexSpec, StoredDocument, parse_lexical_query
 from runiq.rag.testing import make_chunks
 from runiq_postgresql import PostgresStoreOptions, PostgresVectorStore
 from runiq_postgresql.tokenising import TokenisingWorker

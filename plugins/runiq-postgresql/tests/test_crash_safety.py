@@ -18,7 +18,8 @@ from pathlib import Path
 
 import asyncpg
 
-from runiq.rag import ChunkingOptions, RagDocument, TextChunker
+from runiq.rag import RagDocument
+from runiq.rag.chunking import ChunkingOptions, TextChunker
 
 DOCUMENTS = 240
 TRIALS = 20

@@ -208,7 +208,8 @@ async def test_filter_operators_work_and_unknown_ones_are_validation_errors(pg_s
     """Equality (also combined with $and) and operators work; an unknown operator is a clear validation error."""
     import numpy as np
 
-    from runiq.rag import IndexSpec, RagValidationError, StoredDocument
+    from runiq.rag import RagValidationError
+    from runiq.rag.providers import IndexSpec, StoredDocument
     from runiq.rag.testing import make_chunks
 
     await pg_store.ensure_index(IndexSpec(name="f", dimensions=3, embedding_model="m"))

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from runiq.rag import parse_lexical_query
 from runiq.rag.lexical import DEFAULT_ANALYZER, Analyzer, LexicalOptions, analyse_query, tokenize
 from runiq.rag.lexical.fragments import identifier_words
+from runiq.rag.providers import parse_lexical_query
 from runiq_postgresql.lexical import (
     QueryTerms,
     chunk_terms,

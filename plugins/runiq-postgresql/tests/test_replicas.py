@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from pydantic import SecretStr, ValidationError
 
-from runiq.rag import IndexSpec, StoredDocument, parse_lexical_query
+from runiq.rag.providers import IndexSpec, StoredDocument, parse_lexical_query
 from runiq.rag.testing import LexicalSearchContract, VectorStoreContract, make_chunks
 from runiq_postgresql import PostgresStoreOptions, PostgresVectorStore, read_from_primary
 from runiq_postgresql.health import ReplicaHealth, ReplicaReason, replica_lag

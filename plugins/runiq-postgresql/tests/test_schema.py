@@ -7,7 +7,7 @@ import asyncio
 import asyncpg
 import pytest
 
-from runiq.rag import VectorStoreError
+from runiq.errors import VectorStoreError
 from runiq_postgresql.schema import LATEST_VERSION, migrate, schema_version
 
 TABLES = {"schema_version", "indexes", "documents", "term_stats", "ingestion_runs", "shared_runs", "work_claims"}
@@ -128,7 +128,8 @@ async def test_chunk_tables_from_before_v3_get_the_inline_storage_parameter(post
 
 async def test_reopening_an_index_with_other_analyzer_options_is_refused(postgres_dsn: str, schema: str) -> None:
     """BM25 statistics depend on the analyzer: a store with other stopwords/stemmer must not mix them in."""
-    from runiq.rag import DistanceMetric, IndexSpec, RagConfigurationError
+    from runiq.rag import RagConfigurationError
+    from runiq.rag.providers import DistanceMetric, IndexSpec
     from runiq_postgresql import PostgresStoreOptions, PostgresVectorStore
 
     spec = IndexSpec(name="docs", dimensions=None, metric=DistanceMetric.COSINE, embedding_model=None)
@@ -163,7 +164,7 @@ async def test_chunk_tables_from_before_v5_get_postings_and_store_assigned_row_i
     store writes) and lets the store assign row ids; searches on the upgraded index equal the in-memory store's."""
     import numpy as np
 
-    from runiq.rag import IndexSpec, InMemoryVectorStore, StoredDocument, parse_lexical_query
+    from runiq.rag.providers import IndexSpec, InMemoryVectorStore, StoredDocument, parse_lexical_query
     from runiq.rag.testing import make_chunks
     from runiq_postgresql import PostgresStoreOptions, PostgresVectorStore
 

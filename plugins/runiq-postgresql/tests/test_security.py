@@ -9,7 +9,8 @@ import asyncpg
 import numpy as np
 import pytest
 
-from runiq.rag import IndexSpec, StoredDocument, VectorStoreUnavailableError, parse_lexical_query
+from runiq.errors import VectorStoreUnavailableError
+from runiq.rag.providers import IndexSpec, StoredDocument, parse_lexical_query
 from runiq.rag.testing import CANARY, make_chunks
 from runiq_postgresql import PostgresStoreOptions, PostgresVectorStore
 from runiq_postgresql.errors import guarded

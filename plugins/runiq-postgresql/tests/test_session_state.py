@@ -19,7 +19,7 @@ import pytest
 from pydantic import SecretStr, ValidationError
 
 import runiq_postgresql.store as store_module
-from runiq.rag import IndexSpec, StoredDocument, parse_lexical_query
+from runiq.rag.providers import IndexSpec, StoredDocument, parse_lexical_query
 from runiq.rag.testing import make_chunks
 from runiq_postgresql import PostgresStoreOptions, PostgresVectorStore
 from runiq_postgresql.pool import begin_search

@@ -8,7 +8,8 @@ import pytest
 from pydantic import ValidationError
 
 from runiq.hosting import HostBuilder
-from runiq.rag import ProviderKind, ProviderRegistry, ProviderSelection, add_runiq_rag
+from runiq.rag import add_runiq_rag
+from runiq.rag.providers import ProviderKind, ProviderRegistry, ProviderSelection
 from runiq.settings import RuniqSettings
 from runiq_postgresql import PostgreSqlVectorStore, PostgresStoreOptions, plugin
 

@@ -25,9 +25,9 @@ from runiq.rag import (
     RagIngestionReason,
     RagIngestionState,
     add_runiq_rag,
-    hookimpl,
 )
 from runiq.rag.ingestion.strategies import IngestionBuilder
+from runiq.rag.providers import hookimpl
 from runiq.rag.testing import SlowEmbedder
 
 DOCUMENTS = 60

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from structlog.testing import capture_logs
 
-from runiq.rag import IndexSpec, StoredDocument, parse_lexical_query
 from runiq.rag.lexical.options import LexicalOptions
+from runiq.rag.providers import IndexSpec, StoredDocument, parse_lexical_query
 from runiq.rag.testing import CANARY, make_chunks
 from runiq_postgresql import PostgresStoreOptions, PostgresVectorStore
 from runiq_postgresql import tokenising as tokenising_module

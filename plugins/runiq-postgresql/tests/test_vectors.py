@@ -8,15 +8,10 @@ import asyncpg
 import numpy as np
 import pytest
 
-from runiq.rag import (
-    DistanceMetric,
-    IndexSpec,
-    RagValidationError,
-    StoredDocument,
-    VectorDimensionMismatchError,
-    parse_lexical_query,
-)
+from runiq.errors import VectorDimensionMismatchError
+from runiq.rag import RagValidationError
 from runiq.rag.documents import RagChunk
+from runiq.rag.providers import DistanceMetric, IndexSpec, StoredDocument, parse_lexical_query
 from runiq.rag.testing import make_chunks
 from runiq_postgresql import PostgresStoreOptions, PostgresVectorStore
 

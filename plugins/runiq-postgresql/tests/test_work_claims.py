@@ -11,7 +11,8 @@ from collections.abc import AsyncIterator
 import asyncpg
 import pytest
 
-from runiq.rag import DistanceMetric, IndexSpec, VectorIndexNotFoundError
+from runiq.errors import VectorIndexNotFoundError
+from runiq.rag.providers import DistanceMetric, IndexSpec
 from runiq.rag.stores.claims import SharedRun, WorkClaims
 from runiq_postgresql.settings import PostgresStoreOptions
 from runiq_postgresql.store import PostgresVectorStore

@@ -30,14 +30,8 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 import ray
 from runiq.hosting import HostBuilder
-from runiq.rag import (
-    EmbeddingInputKind,
-    HashingEmbedding,
-    RagIngestionManager,
-    RagIngestionState,
-    add_runiq_rag,
-)
-from runiq.rag.embeddings.hashing import HashingEmbedder
+from runiq.rag import HashingEmbedding, RagIngestionManager, RagIngestionState, add_runiq_rag
+from runiq.rag.providers import EmbeddingInputKind, HashingEmbedder
 
 from runiq_ray import RayEmbedding, open_ray_embedder
 

@@ -10,8 +10,8 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import numpy as np
-from runiq.errors import translated
-from runiq.rag import EmbeddingInputKind, ProviderResponseError
+from runiq.errors import ProviderResponseError, translated
+from runiq.rag.providers import EmbeddingInputKind
 
 from runiq_ray.cluster import ray_session
 from runiq_ray.failures import worker_failed

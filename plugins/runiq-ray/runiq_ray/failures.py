@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from runiq.errors import ProviderError, ProviderUnavailableError, RagConfigurationError
 from runiq.logging import get_logger
-from runiq.rag import ProviderError, ProviderUnavailableError, RagConfigurationError
 
 from runiq_ray.options import PROVIDER_NAME
 from runiq_ray.worker import WorkerFailure

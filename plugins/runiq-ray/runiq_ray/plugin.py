@@ -5,7 +5,7 @@ Importing this module is cheap: Ray is imported only when the provider opens.
 
 from __future__ import annotations
 
-from runiq.rag import ProviderRegistry, hookimpl
+from runiq.rag.providers import ProviderRegistry, hookimpl
 
 from runiq_ray.embedder import open_ray_embedder
 from runiq_ray.options import PROVIDER_NAME, RayEmbeddingOptions

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from runiq.errors import call_translated, invalid_fields
-from runiq.rag import ProviderSelection
+from runiq.rag.providers import ProviderSelection
 
 from runiq_ray.options import PROVIDER_NAME, RayEmbeddingOptions
 

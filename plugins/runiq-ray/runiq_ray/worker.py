@@ -14,16 +14,10 @@ from contextlib import AsyncExitStack
 from typing import Any, TypeVar
 
 import numpy as np
-from runiq.hosting.builder import BUILTINS_NAME
-from runiq.plugins.host import PluginHost
-from runiq.rag import (
-    EmbeddingClient,
-    EmbeddingInputKind,
-    ProviderError,
-    ProviderKind,
-    ProviderRegistry,
-    RagConfigurationError,
-)
+from runiq.errors import ProviderError, RagConfigurationError
+from runiq.hosting import builtin_plugins
+from runiq.plugins import PluginHost
+from runiq.rag.providers import EmbeddingClient, EmbeddingInputKind, ProviderKind, ProviderRegistry
 
 __all__ = ["EmbeddingWorker", "WorkerFailure"]
 
@@ -82,9 +76,8 @@ class EmbeddingWorker:
     async def _open(self, provider: str, options: Mapping[str, Any], plugin_modules: Sequence[str]) -> EmbeddingClient:
         plugins = [importlib.import_module(name) for name in plugin_modules]
         registry = ProviderRegistry()
-        from runiq.rag import builtins  # the same providers a host has: the built-ins, entry points, plugin_modules
-
-        PluginHost.create(plugins=plugins, builtins={BUILTINS_NAME: builtins}).register_providers(registry)
+        # the same providers a host has: the built-ins, entry points, plugin_modules
+        PluginHost.create(plugins=plugins, builtins=builtin_plugins()).register_providers(registry)
         spec = registry.get(ProviderKind.EMBEDDING, provider)
         validated = spec.validate_options(options, context="a Ray embedding worker")
         client: EmbeddingClient = await self._resources.enter_async_context(spec.factory(validated))

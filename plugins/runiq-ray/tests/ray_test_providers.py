@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 
 import numpy as np
-from runiq.rag import EmbeddingInputKind, ProviderRegistry, hookimpl
+from runiq.rag.providers import EmbeddingInputKind, ProviderRegistry, hookimpl
 from runiq.rag.testing import CANARY
 
 

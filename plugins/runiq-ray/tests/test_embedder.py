@@ -7,14 +7,10 @@ from collections.abc import AsyncIterator
 import numpy as np
 import pytest
 import pytest_asyncio
-from runiq.rag import (
-    EmbeddingClient,
-    EmbeddingInputKind,
-    HashingEmbedding,
-    ProviderError,
-    RagConfigurationError,
-)
+from runiq.errors import ProviderError
+from runiq.rag import HashingEmbedding, RagConfigurationError
 from runiq.rag.embeddings.hashing import HashingEmbedder
+from runiq.rag.providers import EmbeddingClient, EmbeddingInputKind
 from runiq.rag.testing import CANARY, EmbeddingClientContract
 from runiq.rag.testing.chains import assert_content_free
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
-from runiq.rag import MAX_RERANK_CANDIDATES
+from runiq.rag.providers import MAX_RERANK_CANDIDATES
 from runiq.secrets import EnvironmentSecretProvider, EnvVarName, HttpBaseUrl, SecretProvider
 
 from runiq_rerank_http.backends import BACKENDS, BackendSpec, RerankBackend

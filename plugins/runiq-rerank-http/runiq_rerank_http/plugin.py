@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import httpx
-from runiq.rag import ProviderRegistry, hookimpl
+from runiq.rag.providers import ProviderRegistry, hookimpl
 
 from runiq_rerank_http.credentials import BearerCredentials
 from runiq_rerank_http.options import PROVIDER_NAME, HttpRerankerOptions

@@ -15,12 +15,7 @@ import asyncio
 from collections.abc import Sequence
 
 from runiq.errors import first_leaf
-from runiq.rag import (
-    RagAnswerability,
-    RagRerankCandidateResult,
-    RagRerankRequest,
-    RagRerankResponse,
-)
+from runiq.rag.providers import RagAnswerability, RagRerankCandidateResult, RagRerankRequest, RagRerankResponse
 
 from runiq_rerank_http.options import PROVIDER_NAME, HttpRerankerOptions
 from runiq_rerank_http.transport import RerankTransport

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx
+from runiq.errors import ProviderError, ProviderUnavailableError
 from runiq.logging import get_logger
-from runiq.rag import ProviderError, ProviderUnavailableError, RerankerTimeoutError
+from runiq.rag.providers import RerankerTimeoutError
 
 from runiq_rerank_http.credentials import BearerCredentials
 from runiq_rerank_http.retry import RetryPolicy, is_retryable_status, parse_retry_after

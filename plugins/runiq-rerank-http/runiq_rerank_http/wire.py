@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, StrictFloat, StrictInt, ValidationError
-from runiq.rag import ProviderResponseError, RerankerResponseError, RerankResponseViolation
+from runiq.errors import ProviderResponseError
+from runiq.rag.providers import RerankerResponseError, RerankResponseViolation
 
 from runiq_rerank_http.backends import RerankBackend
 from runiq_rerank_http.options import HttpRerankerOptions

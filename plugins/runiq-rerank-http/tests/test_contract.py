@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
-from runiq.rag import RagReranker
+from runiq.rag.providers import RagReranker
 from runiq.rag.testing.reranker_contract import RerankerContract
 
 from runiq_rerank_http import RerankBackend

@@ -14,7 +14,6 @@ from runiq.hosting import HostBuilder
 from runiq.rag import (
     HashingEmbedding,
     IndexRuntime,
-    ProviderKind,
     RagConfigurationError,
     RagDocument,
     RagIngestionManager,
@@ -23,11 +22,7 @@ from runiq.rag import (
     RagQueryVisibility,
     RagRetrievalMode,
     RagRetriever,
-    RerankerNotApprovedError,
-    RerankingFailedError,
-    RerankingFailureCode,
     add_runiq_rag,
-    index_reranker_resolver,
 )
 from runiq.rag.context import (
     RagContextAssembler,
@@ -36,6 +31,13 @@ from runiq.rag.context import (
     RagRerankingOutcome,
     RerankerFailurePolicy,
     RerankingOptions,
+)
+from runiq.rag.providers import ProviderKind
+from runiq.rag.reranking import (
+    RerankerNotApprovedError,
+    RerankingFailedError,
+    RerankingFailureCode,
+    index_reranker_resolver,
 )
 
 import runiq_rerank_http.plugin

@@ -14,7 +14,8 @@ from collections.abc import Iterator
 
 import pytest
 import structlog
-from runiq.rag import ProviderError, RagConfigurationError
+from runiq.errors import ProviderError
+from runiq.rag import RagConfigurationError
 
 from runiq_rerank_http import HttpRerankerOptions, HttpReranking, RerankBackend
 from runiq_rerank_http.plugin import open_http_reranker

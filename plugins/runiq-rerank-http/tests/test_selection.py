@@ -15,11 +15,10 @@ from runiq.rag import (
     RagQuery,
     RagRetrievalMode,
     RagRetriever,
-    RerankingFailureCode,
     add_runiq_rag,
-    index_reranker_resolver,
 )
 from runiq.rag.context import RagContextAssembler, RagContextOptions, RagRerankingOutcome, RerankingOptions
+from runiq.rag.reranking import RerankingFailureCode, index_reranker_resolver
 from runiq.rag.testing.chains import assert_content_free
 
 import runiq_rerank_http.plugin

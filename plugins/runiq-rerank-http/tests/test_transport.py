@@ -8,12 +8,9 @@ from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 
 import pytest
-from runiq.rag import (
-    ProviderError,
-    ProviderUnavailableError,
-    RagConfigurationError,
-    RerankerTimeoutError,
-)
+from runiq.errors import ProviderError, ProviderUnavailableError
+from runiq.rag import RagConfigurationError
+from runiq.rag.providers import RerankerTimeoutError
 from runiq.rag.testing.fakes import CountingSecretProvider
 
 from runiq_rerank_http import HttpRerankerOptions, RerankBackend

@@ -6,7 +6,8 @@ import json
 import math
 
 import pytest
-from runiq.rag import ProviderResponseError, RagAnswerability, RerankerResponseError, RerankResponseViolation
+from runiq.errors import ProviderResponseError
+from runiq.rag.providers import RagAnswerability, RerankerResponseError, RerankResponseViolation
 
 from runiq_rerank_http import BACKENDS, HttpRerankerOptions, RerankBackend, ScoreMapping, sigmoid
 from runiq_rerank_http.wire import parse_relevances

@@ -38,17 +38,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field, field_validator
-from runiq.errors import call_translated, invalid_fields
+from runiq.errors import ProviderError, ProviderUnavailableError, RagConfigurationError, call_translated, invalid_fields
 from runiq.logging import get_logger
-from runiq.rag import (
-    ProviderError,
-    ProviderUnavailableError,
-    RagAnswerability,
-    RagConfigurationError,
-    RagRerankCandidateResult,
-    RagRerankRequest,
-    RagRerankResponse,
-)
+from runiq.rag.providers import RagAnswerability, RagRerankCandidateResult, RagRerankRequest, RagRerankResponse
 
 from runiq_sentence_transformers.loading import resolve_model_path
 from runiq_sentence_transformers.options import (

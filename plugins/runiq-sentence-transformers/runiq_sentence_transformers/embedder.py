@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
-from runiq.errors import call_translated
+from runiq.errors import ProviderError, ProviderResponseError, call_translated
 from runiq.logging import get_logger
-from runiq.rag import EmbeddingInputKind, ProviderError, ProviderResponseError
+from runiq.rag.providers import EmbeddingInputKind
 
 from runiq_sentence_transformers.options import PROVIDER_NAME
 

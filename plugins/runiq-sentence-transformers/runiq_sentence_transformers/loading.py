@@ -11,9 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from runiq.errors import call_translated
+from runiq.errors import ProviderUnavailableError, RagConfigurationError, call_translated
 from runiq.logging import get_logger
-from runiq.rag import ProviderUnavailableError, RagConfigurationError
 
 from runiq_sentence_transformers.options import PROVIDER_NAME, SentenceTransformerOptions
 

@@ -10,7 +10,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from runiq.rag import ProviderRegistry, hookimpl
+from runiq.rag.providers import ProviderRegistry, hookimpl
 
 from runiq_sentence_transformers.cross_encoder import CrossEncoderOptions, open_cross_encoder
 from runiq_sentence_transformers.embedder import SentenceTransformerEmbedder

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from runiq.rag import EmbeddingClient
+from runiq.rag.providers import EmbeddingClient
 from runiq.rag.testing import EmbeddingClientContract
 
 

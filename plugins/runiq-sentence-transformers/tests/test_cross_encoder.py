@@ -21,27 +21,22 @@ from typing import Any
 import numpy as np
 import pytest
 import structlog
+from runiq.errors import ProviderError, ProviderUnavailableError
 from runiq.hosting import HostBuilder
 from runiq.rag import (
     HashingEmbedding,
     IndexRuntime,
-    ProviderError,
-    ProviderKind,
-    ProviderUnavailableError,
-    RagAnswerability,
     RagConfigurationError,
     RagDocument,
     RagIngestionManager,
     RagQuery,
-    RagRerankCandidate,
-    RagReranker,
-    RagRerankRequest,
     RagRetrievalMode,
     RagRetriever,
     add_runiq_rag,
-    index_reranker_resolver,
 )
 from runiq.rag.context import RagContextAssembler, RagContextOptions, RagRerankingOutcome, RerankingOptions
+from runiq.rag.providers import ProviderKind, RagAnswerability, RagRerankCandidate, RagReranker, RagRerankRequest
+from runiq.rag.reranking import index_reranker_resolver
 from runiq.rag.testing.reranker_contract import RerankerContract
 
 import runiq_sentence_transformers.plugin

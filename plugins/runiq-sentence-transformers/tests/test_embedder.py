@@ -11,7 +11,8 @@ from typing import Any
 import numpy as np
 import pytest
 import structlog
-from runiq.rag import EmbeddingInputKind, ProviderError
+from runiq.errors import ProviderError
+from runiq.rag.providers import EmbeddingInputKind
 from runiq.rag.testing.chains import assert_content_free
 
 from runiq_sentence_transformers import SentenceTransformerEmbedder

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from runiq.rag import ProviderUnavailableError, RagConfigurationError
+from runiq.errors import ProviderUnavailableError
+from runiq.rag import RagConfigurationError
 from runiq.rag.testing.chains import assert_content_free
 
 from runiq_sentence_transformers import SentenceTransformerEmbedding, SentenceTransformerOptions, packaged_model_path

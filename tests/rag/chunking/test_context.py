@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from runiq.rag import ChunkingOptions, MarkdownChunker, RagDocument
+from runiq.rag import RagDocument
+from runiq.rag.chunking import ChunkingOptions, MarkdownChunker
 from runiq.rag.chunking.context import chunk_context, chunk_indexed_text, indexed_text
 
 

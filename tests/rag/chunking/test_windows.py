@@ -11,7 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from semantic_text_splitter import MarkdownSplitter, TextSplitter
 
-from runiq.rag import ChunkingOptions, MarkdownChunker, RagDocument, RagValidationError, TextChunker
+from runiq.rag import RagDocument, RagValidationError
+from runiq.rag.chunking import ChunkingOptions, MarkdownChunker, TextChunker
 from runiq.rag.chunking.blocks import MarkdownRestarts
 from runiq.rag.chunking.windows import WINDOW_CHUNKS, split_in_windows
 

@@ -8,15 +8,11 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pytest
 
-from runiq.rag import (
-    EmbeddingBatcher,
-    EmbeddingInputKind,
-    HashingEmbedder,
-    ProviderResponseError,
-    ProviderTimeoutError,
-    RagConfigurationError,
-)
+from runiq.errors import ProviderResponseError, ProviderTimeoutError
+from runiq.rag import RagConfigurationError
+from runiq.rag.embeddings import EmbeddingBatcher
 from runiq.rag.embeddings.base import FloatMatrix
+from runiq.rag.providers import EmbeddingInputKind, HashingEmbedder
 
 
 class RecordingClient(HashingEmbedder):

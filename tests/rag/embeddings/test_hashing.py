@@ -10,7 +10,8 @@ import sys
 import numpy as np
 import pytest
 
-from runiq.rag import EmbeddingInputKind, HashingEmbedder, HashingEmbedding, RagConfigurationError
+from runiq.rag import HashingEmbedding, RagConfigurationError
+from runiq.rag.providers import EmbeddingInputKind, HashingEmbedder
 
 
 def _cos(a: np.ndarray, b: np.ndarray) -> float:

@@ -9,17 +9,12 @@ from typing import Any
 
 import pytest
 
+from runiq.errors import NoActiveIngestionError, ProviderTimeoutError, VectorStoreUnavailableError
 from runiq.hosting import Host, HostBuilder
 from runiq.rag import (
-    EmbeddingInputKind,
-    HashingEmbedder,
     HashingEmbedding,
     IndexNotFoundError,
     IngestionConflictError,
-    InMemoryVectorStore,
-    NoActiveIngestionError,
-    ProviderTimeoutError,
-    RagChunk,
     RagDocument,
     RagIndexReadiness,
     RagIngestionManager,
@@ -28,11 +23,10 @@ from runiq.rag import (
     RagQuery,
     RagRetrievalMode,
     RagRetriever,
-    StoredDocument,
-    VectorStoreUnavailableError,
     add_runiq_rag,
 )
 from runiq.rag.embeddings.base import FloatMatrix
+from runiq.rag.providers import EmbeddingInputKind, HashingEmbedder, InMemoryVectorStore, RagChunk, StoredDocument
 from runiq.rag.testing import FailingEmbedder
 
 R, S = RagIndexReadiness, RagIngestionState

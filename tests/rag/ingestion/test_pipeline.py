@@ -12,18 +12,9 @@ from typing import Any
 import pytest
 
 from runiq.hosting import Host
-from runiq.rag import (
-    ChunkingOptions,
-    HashingEmbedder,
-    InMemoryVectorStore,
-    RagDocument,
-    RagIngestionManager,
-    RagIngestionState,
-    RagQuery,
-    RagRetrievalMode,
-    RagRetriever,
-    TextChunker,
-)
+from runiq.rag import RagDocument, RagIngestionManager, RagIngestionState, RagQuery, RagRetrievalMode, RagRetriever
+from runiq.rag.chunking import ChunkingOptions, TextChunker
+from runiq.rag.providers import HashingEmbedder, InMemoryVectorStore
 from runiq.rag.testing import FailingEmbedder
 
 S = RagIngestionState

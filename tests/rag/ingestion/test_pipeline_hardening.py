@@ -14,13 +14,9 @@ import numpy as np
 import pytest
 from structlog.testing import capture_logs
 
+from runiq.errors import ProviderTimeoutError
 from runiq.hosting import Host
 from runiq.rag import (
-    EmbeddingInputKind,
-    HashingEmbedder,
-    InMemoryVectorStore,
-    ProviderTimeoutError,
-    RagChunk,
     RagDocument,
     RagIngestionManager,
     RagIngestionState,
@@ -28,10 +24,10 @@ from runiq.rag import (
     RagRetriever,
     RetrievalError,
     RetrievalErrorCode,
-    StoredDocument,
 )
 from runiq.rag.embeddings.base import FloatMatrix
 from runiq.rag.ingestion.pipeline import safe_id
+from runiq.rag.providers import EmbeddingInputKind, HashingEmbedder, InMemoryVectorStore, RagChunk, StoredDocument
 from runiq.rag.runtime import IndexRuntime
 
 T = TypeVar("T")

@@ -12,20 +12,19 @@ from typing import Any
 
 import pytest
 
+from runiq.errors import VectorStoreUnavailableError
 from runiq.hosting import Host, HostBuilder
 from runiq.rag import (
     IndexRuntime,
-    IngestionStrategy,
     IngestionStrategyKind,
-    InMemoryVectorStore,
     RagIngestionManager,
     RagIngestionReason,
     RagIngestionState,
-    VectorStoreUnavailableError,
     add_runiq_rag,
-    hookimpl,
 )
 from runiq.rag.ingestion.scheduler import CronScheduler, next_fire_time
+from runiq.rag.ingestion.strategies import IngestionStrategy
+from runiq.rag.providers import InMemoryVectorStore, hookimpl
 from runiq.rag.registration.definitions import IndexRegistry
 
 

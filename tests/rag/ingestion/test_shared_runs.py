@@ -14,16 +14,11 @@ import pytest
 import structlog
 
 from runiq.hosting import Host
-from runiq.rag import (
-    InMemoryVectorStore,
-    RagConfigurationError,
-    RagDocument,
-    RagIngestionManager,
-    RagIngestionState,
-)
+from runiq.rag import RagConfigurationError, RagDocument, RagIngestionManager, RagIngestionState
 from runiq.rag.ingestion.buckets import BucketFilter, SeenDigests, bucket_of
 from runiq.rag.ingestion.operation import RagIngestionFailure, RagIngestionProgress, RunOutcome
 from runiq.rag.ingestion.strategies import IngestionBuilder, SharedRunOptions
+from runiq.rag.providers import InMemoryVectorStore
 from runiq.rag.registration.config import add_indexes_from_settings
 from runiq.rag.stores.claims import PartResult, SharedRun, WorkClaims
 from runiq.rag.testing import SlowEmbedder

@@ -11,9 +11,7 @@ import pytest
 
 from runiq.hosting import Host, HostState
 from runiq.rag import (
-    IngestionStrategy,
     IngestionStrategyKind,
-    InMemoryVectorStore,
     RagConfigurationError,
     RagIndexReadiness,
     RagIngestionManager,
@@ -21,7 +19,8 @@ from runiq.rag import (
     RagIngestionState,
     StartupIngestionError,
 )
-from runiq.rag.ingestion.strategies import IngestionBuilder, normalise_schedule
+from runiq.rag.ingestion.strategies import IngestionBuilder, IngestionStrategy, normalise_schedule
+from runiq.rag.providers import InMemoryVectorStore
 from runiq.rag.testing import FailingEmbedder
 
 R, S = RagIndexReadiness, RagIngestionState
@@ -84,7 +83,7 @@ async def test_manual_default_and_scheduled_indexes_do_not_ingest_on_start(
 
 
 def _hashing() -> Any:
-    from runiq.rag import HashingEmbedder
+    from runiq.rag.providers import HashingEmbedder
 
     return HashingEmbedder(16)
 

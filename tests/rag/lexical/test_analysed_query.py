@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from runiq.rag import IndexSpec, InMemoryVectorStore, StoredDocument, parse_lexical_query
 from runiq.rag.lexical import AnalysedQuery, Analyzer, LexicalOptions, analyse_query
 from runiq.rag.lexical.query import MAX_QUERY_TERMS
+from runiq.rag.providers import IndexSpec, InMemoryVectorStore, StoredDocument, parse_lexical_query
 from runiq.rag.testing import make_chunks
 
 DEFAULT = LexicalOptions().analyzer()

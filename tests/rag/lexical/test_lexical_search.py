@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from runiq.rag import IndexSpec, InMemoryVectorStore, StoredDocument, parse_lexical_query
+from runiq.rag.providers import IndexSpec, InMemoryVectorStore, StoredDocument, parse_lexical_query
 from runiq.rag.testing import make_chunks
 
 TEXTS = {

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from runiq.rag import parse_lexical_query
 from runiq.rag.lexical.query import contains_phrase
+from runiq.rag.providers import parse_lexical_query
 
 
 def test_whole_query_in_quotes_is_one_phrase() -> None:

@@ -20,11 +20,7 @@ from opentelemetry.trace import StatusCode
 from runiq.hosting import Host
 from runiq.rag import (
     ContentPreviewOptions,
-    EmbeddingInputKind,
-    HashingEmbedder,
     HashingEmbedding,
-    InMemoryVectorStore,
-    LexicalQuery,
     RagContextAssembler,
     RagContextOptions,
     RagDocument,
@@ -35,11 +31,11 @@ from runiq.rag import (
     RagQueryVisibility,
     RagRetrievalMode,
     RagRetriever,
-    RerankerFailurePolicy,
     RerankingOptions,
-    StoreHit,
 )
+from runiq.rag.context import RerankerFailurePolicy
 from runiq.rag.embeddings.base import FloatMatrix
+from runiq.rag.providers import EmbeddingInputKind, HashingEmbedder, InMemoryVectorStore, LexicalQuery, StoreHit
 from runiq.rag.reranking.types import RagRerankRequest, RagRerankResponse
 from runiq.rag.testing import CANARY, FailingEmbedder
 

@@ -12,15 +12,12 @@ from structlog.testing import capture_logs
 from runiq.hosting import Host
 from runiq.rag import (
     HashingEmbedding,
-    InMemoryVectorStore,
-    LexicalQuery,
     RagDocument,
     RagIngestionManager,
     RagQuery,
     RagRetrievalMode,
     RagRetriever,
     RetrievalError,
-    StoreHit,
 )
 from runiq.rag.observability import otel
 from runiq.rag.observability.otel import (
@@ -29,6 +26,7 @@ from runiq.rag.observability.otel import (
     INGESTION_DURATION,
     RETRIEVAL_DURATION,
 )
+from runiq.rag.providers import InMemoryVectorStore, LexicalQuery, StoreHit
 from runiq.rag.testing import FailingEmbedder
 
 Points = Callable[[str], list[tuple[dict[str, Any], Any]]]

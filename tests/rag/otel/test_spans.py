@@ -18,9 +18,6 @@ from opentelemetry.trace import StatusCode
 from runiq.hosting import Host
 from runiq.rag import (
     HashingEmbedding,
-    InMemoryVectorStore,
-    LexicalOverlapReranker,
-    LexicalQuery,
     RagContextAssembler,
     RagContextOptions,
     RagDocument,
@@ -29,12 +26,10 @@ from runiq.rag import (
     RagQuery,
     RagRetrievalMode,
     RagRetriever,
-    RerankerFailurePolicy,
-    RerankingFailedError,
     RerankingOptions,
     RetrievalError,
-    StoreHit,
 )
+from runiq.rag.context import RerankerFailurePolicy
 from runiq.rag.observability.events import IngestionEvent, RetrievalEvent
 from runiq.rag.observability.otel import (
     ERROR_DESCRIPTION,
@@ -45,6 +40,8 @@ from runiq.rag.observability.otel import (
     ingestion_span,
     stage_span,
 )
+from runiq.rag.providers import InMemoryVectorStore, LexicalQuery, StoreHit
+from runiq.rag.reranking import LexicalOverlapReranker, RerankingFailedError
 from runiq.rag.reranking.types import RagRerankRequest, RagRerankResponse
 from runiq.rag.testing import FailingEmbedder
 

@@ -9,15 +9,11 @@ from typing import Any
 import numpy as np
 import pytest
 
+from runiq.errors import VectorIndexNotFoundError
 from runiq.hosting import Host
 from runiq.rag import (
-    DistanceMetric,
-    EmbeddingInputKind,
-    HashingEmbedder,
     HashingEmbedding,
     IndexNotFoundError,
-    InMemoryVectorStore,
-    LexicalQuery,
     RagDocument,
     RagIngestionManager,
     RagIngestionState,
@@ -27,11 +23,17 @@ from runiq.rag import (
     RagValidationError,
     RetrievalError,
     RetrievalErrorCode,
-    StoreHit,
-    VectorIndexNotFoundError,
 )
 from runiq.rag.embeddings.base import FloatMatrix, FloatVector
 from runiq.rag.limits import MAX_CANDIDATES
+from runiq.rag.providers import (
+    DistanceMetric,
+    EmbeddingInputKind,
+    HashingEmbedder,
+    InMemoryVectorStore,
+    LexicalQuery,
+    StoreHit,
+)
 from runiq.rag.testing import FailingEmbedder
 
 SEMANTIC, LEXICAL, HYBRID = RagRetrievalMode.SEMANTIC, RagRetrievalMode.LEXICAL, RagRetrievalMode.HYBRID

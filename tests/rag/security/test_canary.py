@@ -21,8 +21,6 @@ from structlog.testing import capture_logs
 from runiq.hosting import Host
 from runiq.rag import (
     HashingEmbedding,
-    InMemoryVectorStore,
-    LexicalQuery,
     RagConfigurationError,
     RagDocument,
     RagError,
@@ -36,9 +34,9 @@ from runiq.rag import (
     RagValidationError,
     RetrievalError,
     StartupIngestionError,
-    StoreHit,
 )
 from runiq.rag.documents import freeze_metadata
+from runiq.rag.providers import InMemoryVectorStore, LexicalQuery, StoreHit
 from runiq.rag.testing import CANARY, FailingEmbedder
 
 MODES = list(RagRetrievalMode)

@@ -14,14 +14,11 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ConfigDict, SecretStr
 
+from runiq.errors import ProviderUnavailableError, VectorStoreUnavailableError
 from runiq.hosting import Host, HostBuilder
 from runiq.rag import (
-    EmbeddingInputKind,
     HashingEmbedding,
     IndexBuilder,
-    InMemoryVectorStore,
-    LexicalQuery,
-    ProviderUnavailableError,
     RagDocument,
     RagIngestionManager,
     RagQuery,
@@ -29,11 +26,10 @@ from runiq.rag import (
     RagRetriever,
     RetrievalError,
     RetrievalErrorCode,
-    StoreHit,
-    VectorStoreUnavailableError,
     add_runiq_rag,
 )
 from runiq.rag.embeddings.base import FloatMatrix
+from runiq.rag.providers import EmbeddingInputKind, InMemoryVectorStore, LexicalQuery, StoreHit
 from runiq.rag.testing import CANARY, FailingEmbedder
 from runiq.rag.testing.chains import assert_content_free, reachable_exceptions
 from runiq.rag.testing.fakes import UnavailableEmbedder

@@ -14,14 +14,10 @@ from typing import Any
 
 import pytest
 
-from runiq.rag import (
-    DirectorySource,
-    DocumentSource,
-    DocumentSourceError,
-    RagConfigurationError,
-    RagDocument,
-    SourceFailure,
-)
+from runiq.errors import DocumentSourceError
+from runiq.rag import RagConfigurationError, RagDocument
+from runiq.rag.providers import DocumentSource, SourceFailure
+from runiq.rag.sources import DirectorySource
 from runiq.rag.testing.chains import assert_content_free
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from runiq.rag import DocumentSource, InMemorySource, RagDocument
+from runiq.rag import RagDocument
+from runiq.rag.providers import DocumentSource
+from runiq.rag.sources import InMemorySource
 
 
 def _docs(*ids: str) -> list[RagDocument]:

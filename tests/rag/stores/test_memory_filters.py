@@ -10,8 +10,8 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from runiq.rag import InMemoryVectorStore
 from runiq.rag.documents import RagChunk, chunk_id_for
+from runiq.rag.providers import InMemoryVectorStore
 from runiq.rag.stores.base import IndexSpec, StoredDocument
 from runiq.rag.stores.filters import matches, parse_filter
 from runiq.rag.testing.filter_strategies import filters, metadata_rows

@@ -10,8 +10,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from runiq.rag import IndexSpec, InMemoryVectorStore, StoredDocument, VectorIndexNotFoundError, parse_lexical_query
+from runiq.errors import VectorIndexNotFoundError
 from runiq.rag.lexical.engine import BM25Index
+from runiq.rag.providers import IndexSpec, InMemoryVectorStore, StoredDocument, parse_lexical_query
 from runiq.rag.stores import memory
 from runiq.rag.testing import make_chunks
 

@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from runiq.rag import IndexSpec, InMemoryVectorStore, RagChunk, StoredDocument, StoreHit, parse_lexical_query
 from runiq.rag.lexical.engine import BM25Index
+from runiq.rag.providers import IndexSpec, InMemoryVectorStore, RagChunk, StoredDocument, StoreHit, parse_lexical_query
 from runiq.rag.stores import memory
 from runiq.rag.testing import make_chunks
 

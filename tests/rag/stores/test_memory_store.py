@@ -10,19 +10,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from runiq.rag import (
+from runiq.errors import SchemaMismatchError, VectorDimensionMismatchError, VectorIndexNotFoundError
+from runiq.rag import RagValidationError
+from runiq.rag.documents import chunk_id_for
+from runiq.rag.providers import (
     DistanceMetric,
     IndexSpec,
     InMemoryVectorStore,
     RagChunk,
-    RagValidationError,
-    SchemaMismatchError,
     StoredDocument,
-    VectorDimensionMismatchError,
-    VectorIndexNotFoundError,
     parse_lexical_query,
 )
-from runiq.rag.documents import chunk_id_for
 
 
 def _chunks(document_id: str, texts: list[str], **metadata: Any) -> list[RagChunk]:

@@ -1,0 +1,209 @@
+"""runiq.rag.providers: the face for provider authors. Everything public is listed in ``__all__``.
+
+What a plugin that adds an embedding client, a vector store, a lexical index, a reranker, a document
+source or a loader needs: the hook marker and the provider registry, the protocols it implements, the
+value types they exchange, and the rules every provider applies the same way (``validate_top_k``,
+``ensure_compatible``, score normalisation in ``scoring``, metadata filters, the lexical analyzer,
+BM25, the indexed text of a chunk). Applications import from :mod:`runiq.rag`; contract suites are in
+:mod:`runiq.rag.testing`; errors are :mod:`runiq.errors`.
+
+Names load on first use (PEP 562, see :mod:`runiq.rag._lazy`), so a plugin's entry module that
+imports ``hookimpl`` from here does not load the RAG core.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+
+from runiq.rag._lazy import lazy_face as _lazy_face
+
+if _TYPE_CHECKING:
+    from runiq.plugins.hookspecs import hookimpl
+    from runiq.plugins.registry import EmptyOptions, ProviderKind, ProviderRegistry
+    from runiq.rag.chunking.context import chunk_indexed_text
+    from runiq.rag.documents import ChunkKey, Metadata, MetadataScalar, MetadataValue, RagChunk, RagDocument
+    from runiq.rag.embeddings import EmbeddingClient, EmbeddingInputKind, HashingEmbedder
+    from runiq.rag.ingestion.operation import RagIngestionOperation, operation_from_record, operation_record
+    from runiq.rag.lexical import (
+        DEFAULT_ANALYZER,
+        AnalysedQuery,
+        Analyzer,
+        BM25Parameters,
+        LexicalOptions,
+        LexicalQuery,
+        analyse_query,
+        bm25_idf,
+        bm25_length_norm,
+        bm25_term_score,
+        parse_lexical_query,
+        resolve_stemmer,
+    )
+    from runiq.rag.lexical.fragments import identifier_words
+    from runiq.rag.lexical.options import StemmerName, StopwordSetName
+    from runiq.rag.limits import MAX_CANDIDATES
+    from runiq.rag.loaders import (
+        DocumentLoader,
+        DocumentLoadError,
+        LoadedDocument,
+        LoaderRegistry,
+        LoadFailureCode,
+        LoadOptions,
+        MarkdownBuilder,
+        PlainTextLoader,
+        decode_text,
+        guarded,
+        one_line,
+        open_zip,
+        parser_failures,
+        table_lines,
+    )
+    from runiq.rag.registration import ProviderSelection
+    from runiq.rag.reranking import (
+        MAX_RERANK_CANDIDATES,
+        RagAnswerability,
+        RagRerankCandidate,
+        RagRerankCandidateResult,
+        RagReranker,
+        RagRerankRequest,
+        RagRerankResponse,
+        RerankerError,
+        RerankerResponseError,
+        RerankerTimeoutError,
+        RerankerUnavailableError,
+        RerankResponseViolation,
+        ValidatedRerank,
+        validate_rerank_response,
+    )
+    from runiq.rag.retrieval import reciprocal_rank_fusion
+    from runiq.rag.retrieval.query import MAX_QUERY_CHARACTERS
+    from runiq.rag.sources import DocumentSource, SourceFailure, SourceItem, SourceSkip
+    from runiq.rag.stores import (
+        BulkDocumentWriter,
+        DistanceMetric,
+        DocumentCounter,
+        DocumentWrite,
+        HealthCheck,
+        IndexSpec,
+        InMemoryVectorStore,
+        LexicalSearch,
+        StoredDocument,
+        StoreHealth,
+        StoreHit,
+        VectorStore,
+        scoring,
+    )
+    from runiq.rag.stores.base import IngestionCoordinator, IngestionHistory, ensure_compatible, validate_top_k
+    from runiq.rag.stores.claims import PartResult, SharedRun, WorkClaims
+    from runiq.rag.stores.filter_tree import And, Compare, Comparison, Exists, FilterNode, Member, Not, Or
+    from runiq.rag.stores.filter_values import DATE_PATTERN, DATETIME_PATTERN, FilterValue, ValueKind
+    from runiq.rag.stores.filters import FilterSpec, matches, parse_filter, validate_filters
+
+__all__ = [
+    "AnalysedQuery",
+    "Analyzer",
+    "And",
+    "BM25Parameters",
+    "BulkDocumentWriter",
+    "ChunkKey",
+    "Compare",
+    "Comparison",
+    "DATETIME_PATTERN",
+    "DATE_PATTERN",
+    "DEFAULT_ANALYZER",
+    "DistanceMetric",
+    "DocumentCounter",
+    "DocumentLoadError",
+    "DocumentLoader",
+    "DocumentSource",
+    "DocumentWrite",
+    "EmbeddingClient",
+    "EmbeddingInputKind",
+    "EmptyOptions",
+    "Exists",
+    "FilterNode",
+    "FilterSpec",
+    "FilterValue",
+    "HashingEmbedder",
+    "HealthCheck",
+    "InMemoryVectorStore",
+    "IndexSpec",
+    "IngestionCoordinator",
+    "IngestionHistory",
+    "LexicalOptions",
+    "LexicalQuery",
+    "LexicalSearch",
+    "LoadFailureCode",
+    "LoadOptions",
+    "LoadedDocument",
+    "LoaderRegistry",
+    "MAX_CANDIDATES",
+    "MAX_QUERY_CHARACTERS",
+    "MAX_RERANK_CANDIDATES",
+    "MarkdownBuilder",
+    "Member",
+    "Metadata",
+    "MetadataScalar",
+    "MetadataValue",
+    "Not",
+    "Or",
+    "PartResult",
+    "PlainTextLoader",
+    "ProviderKind",
+    "ProviderRegistry",
+    "ProviderSelection",
+    "RagAnswerability",
+    "RagChunk",
+    "RagDocument",
+    "RagIngestionOperation",
+    "RagRerankCandidate",
+    "RagRerankCandidateResult",
+    "RagRerankRequest",
+    "RagRerankResponse",
+    "RagReranker",
+    "RerankResponseViolation",
+    "RerankerError",
+    "RerankerResponseError",
+    "RerankerTimeoutError",
+    "RerankerUnavailableError",
+    "SharedRun",
+    "SourceFailure",
+    "SourceItem",
+    "SourceSkip",
+    "StemmerName",
+    "StopwordSetName",
+    "StoreHealth",
+    "StoreHit",
+    "StoredDocument",
+    "ValidatedRerank",
+    "ValueKind",
+    "VectorStore",
+    "WorkClaims",
+    "analyse_query",
+    "bm25_idf",
+    "bm25_length_norm",
+    "bm25_term_score",
+    "chunk_indexed_text",
+    "decode_text",
+    "ensure_compatible",
+    "guarded",
+    "hookimpl",
+    "identifier_words",
+    "matches",
+    "one_line",
+    "open_zip",
+    "operation_from_record",
+    "operation_record",
+    "parse_filter",
+    "parse_lexical_query",
+    "parser_failures",
+    "reciprocal_rank_fusion",
+    "resolve_stemmer",
+    "scoring",
+    "table_lines",
+    "validate_filters",
+    "validate_rerank_response",
+    "validate_top_k",
+]
+
+if not _TYPE_CHECKING:  # hidden from type checkers, which would otherwise accept any attribute
+    __getattr__, __dir__ = _lazy_face(__name__, __file__, __all__, globals())
