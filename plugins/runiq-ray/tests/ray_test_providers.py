@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 from pydantic import BaseModel
-from runiq.rag import EmbeddingInputKind, ProviderRegistry, hookimpl
+from runiq.rag import EmbeddingInputKind, ProviderRegistry, ProviderUnavailableError, hookimpl
 from runiq.rag.embeddings.hashing import HashingEmbedder
 from runiq.rag.testing import CANARY
 
@@ -28,6 +28,21 @@ class LeakyEmbedder:
 @asynccontextmanager
 async def _leaky(options: object) -> AsyncIterator[LeakyEmbedder]:
     yield LeakyEmbedder()
+
+
+class UnavailableEmbedder:
+    """Fails with a runiq provider error, whose reason is fixed text."""
+
+    model_name = "unavailable"
+    dimensions = 8
+
+    async def embed(self, texts: Sequence[str], kind: EmbeddingInputKind) -> np.ndarray:
+        raise ProviderUnavailableError("unavailable", "the provider failed to answer")
+
+
+@asynccontextmanager
+async def _unavailable(options: object) -> AsyncIterator[UnavailableEmbedder]:
+    yield UnavailableEmbedder()
 
 
 class GatedOptions(BaseModel):
@@ -67,4 +82,5 @@ async def _gated(options: GatedOptions) -> AsyncIterator[GatedEmbedder]:
 @hookimpl
 def runiq_register_providers(registry: ProviderRegistry) -> None:
     registry.add_embedding("leaky", _leaky)
+    registry.add_embedding("unavailable", _unavailable)
     registry.add_embedding("gated", _gated, options=GatedOptions)

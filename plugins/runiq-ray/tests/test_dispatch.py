@@ -71,14 +71,14 @@ async def test_each_batch_goes_to_the_least_busy_actor() -> None:
     two = asyncio.create_task(embedder.embed(["b"], DOC))
     await _settle()
     assert (len(first.embed.pending), len(second.embed.pending)) == (1, 1)
-    first.embed.pending[0].set_result(_vectors(1))
-    await one
+    second.embed.pending[0].set_result(_vectors(1))
+    await two
     three = asyncio.create_task(embedder.embed(["c"], DOC))
     await _settle()
-    assert (len(first.embed.pending), len(second.embed.pending)) == (2, 1)  # the first is idle again
-    first.embed.pending[1].set_result(_vectors(1))
-    second.embed.pending[0].set_result(_vectors(1))
-    assert [r.shape for r in await asyncio.gather(two, three)] == [(1, DIMENSIONS)] * 2
+    assert (len(first.embed.pending), len(second.embed.pending)) == (1, 2)  # the second is idle again
+    first.embed.pending[0].set_result(_vectors(1))
+    second.embed.pending[1].set_result(_vectors(1))
+    assert [r.shape for r in await asyncio.gather(one, three)] == [(1, DIMENSIONS)] * 2
 
 
 async def test_a_caller_that_gives_up_cancels_the_ray_task(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -167,6 +167,20 @@ def test_a_worker_error_quoting_the_input_leaves_the_worker_without_it(monkeypat
     assert CANARY not in _formatted(failure)
     copy = pickle.loads(pickle.dumps(failure))  # Ray pickles it to the driver
     assert (copy.kind, copy.message, copy.configuration) == ("RuntimeError", "", False)
+
+
+def test_a_worker_keeps_a_provider_error_s_fixed_reason(monkeypatch: pytest.MonkeyPatch) -> None:
+    """runiq's provider errors are content-free by contract: the worker passes their reason on."""
+    monkeypatch.syspath_prepend(str(Path(__file__).parent))
+    worker = EmbeddingWorker("unavailable", {}, ("ray_test_providers",))
+    try:
+        with pytest.raises(WorkerFailure) as caught:
+            worker.embed([f"secret text {CANARY}"], DOC.value)
+    finally:
+        worker.close()
+    failure = caught.value
+    assert (failure.kind, failure.message) == ("ProviderUnavailableError", "the provider failed to answer")
+    assert CANARY not in _formatted(failure)
 
 
 def test_a_worker_that_cannot_open_its_provider_fails_each_call_with_a_configuration_error() -> None:
