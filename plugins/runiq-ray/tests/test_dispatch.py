@@ -17,7 +17,13 @@ from typing import Any
 import numpy as np
 import pytest
 import structlog
-from runiq.rag import EmbeddingInputKind, ProviderError, ProviderResponseError, RagConfigurationError
+from runiq.rag import (
+    EmbeddingInputKind,
+    ProviderError,
+    ProviderResponseError,
+    ProviderUnavailableError,
+    RagConfigurationError,
+)
 from runiq.rag.testing import CANARY
 from runiq.rag.testing.chains import assert_content_free
 
@@ -79,6 +85,38 @@ async def test_each_batch_goes_to_the_least_busy_actor() -> None:
     first.embed.pending[0].set_result(_vectors(1))
     second.embed.pending[1].set_result(_vectors(1))
     assert [r.shape for r in await asyncio.gather(one, three)] == [(1, DIMENSIONS)] * 2
+
+
+async def test_a_lost_actor_gets_no_more_batches() -> None:
+    """Ray answers a call to a dead actor at once, so least-busy dispatch would send it every batch:
+    an actor reported dead (its restart used up) is left out, and a pool with none left says so."""
+    from ray.exceptions import ActorDiedError, ActorUnavailableError
+
+    embedder, (first, second) = _embedder(2)
+    call = asyncio.create_task(embedder.embed(["a"], DOC))
+    await _settle()
+    first.embed.pending[0].set_exception(ActorUnavailableError("restarting", None))  # temporary: kept
+    with pytest.raises(ProviderError):
+        await call
+    call = asyncio.create_task(embedder.embed(["b"], DOC))
+    await _settle()
+    first.embed.pending[1].set_exception(ActorDiedError())
+    with pytest.raises(ProviderError):
+        await call
+    calls = [asyncio.create_task(embedder.embed([f"c{i}"], DOC)) for i in range(3)]
+    await _settle()
+    assert (len(first.embed.pending), len(second.embed.pending)) == (2, 3)
+    for future in second.embed.pending:
+        future.set_result(_vectors(1))
+    await asyncio.gather(*calls)
+    call = asyncio.create_task(embedder.embed(["d"], DOC))
+    await _settle()
+    second.embed.pending[3].set_exception(ActorDiedError())
+    with pytest.raises(ProviderError):
+        await call
+    with pytest.raises(ProviderUnavailableError, match="every Ray worker"):
+        await embedder.embed(["e"], DOC)
+    assert (len(first.embed.pending), len(second.embed.pending)) == (2, 4)
 
 
 async def test_a_caller_that_gives_up_cancels_the_ray_task(monkeypatch: pytest.MonkeyPatch) -> None:
