@@ -72,6 +72,7 @@ def test_http_base_urls_are_kept_as_given(url: str) -> None:
         "ftp://host/v1",
         "http:///v1",
         f"https://user:{KEY}@host/v1",
+        f"https://{KEY}@host/v1",  # a token as the user name, no password
         f"https://host/v1?key={KEY}",
         f"https://host/v1#{KEY}",
         "http://[::1",

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
+import pytest
 
 from runiq.rag.testing.loopback import Reply, ScriptedFakeServer, serve_on_loopback
 
@@ -50,3 +52,18 @@ async def test_scripted_replies_then_the_default_on_a_loopback_port() -> None:
             fake.reset()
             assert (fake.delay, fake.max_in_flight) == (0.0, 0)
             assert (await client.get("/")).json() == {"word": "default"}
+
+
+def test_the_server_listens_on_the_loopback_interface_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The listening socket is bound to 127.0.0.1 (a fake's bodies echo keys: never on another interface)."""
+    bound: list[object] = []
+
+    class Recording(socket.socket):
+        def bind(self, address: object) -> None:
+            bound.append(address)
+            super().bind(address)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(socket, "socket", Recording)
+    with serve_on_loopback(_Fake().app, name="fake-test") as port:
+        assert port > 0
+    assert bound == [("127.0.0.1", 0)]  # a free port, on the loopback interface

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -15,6 +16,8 @@ __all__ = [
     "MAX_INPUTS_PER_REQUEST",
     "MAX_TOKENS_PER_REQUEST",
     "OPENAI_API_HOST",
+    "OPENAI_API_URL",
+    "OPENAI_BASE_URL_ENV",
     "OPENAI_KEY_ENV",
     "OpenAiEmbeddingOptions",
 ]
@@ -26,7 +29,10 @@ MAX_TOKENS_PER_REQUEST = 300_000
 
 # The host whose API needs a key: runiq sends a key to it by default, and to no other server unless told.
 OPENAI_API_HOST = "api.openai.com"
+OPENAI_API_URL = f"https://{OPENAI_API_HOST}/v1"
 OPENAI_KEY_ENV = "OPENAI_API_KEY"
+# The openai client's own default for base_url: a local server named here gets no key either.
+OPENAI_BASE_URL_ENV = "OPENAI_BASE_URL"
 MAX_DIMENSIONS = 16384
 
 
@@ -38,8 +44,9 @@ class OpenAiEmbeddingOptions(BaseModel):
     jitter (the openai client's own retry loop).
 
     The key: ``secret_provider``, else ``api_key_env``; with neither, ``OPENAI_API_KEY`` for OpenAI's
-    API (``base_url`` unset or on api.openai.com) and no key at all for any other server (a local
-    Ollama, vLLM or TEI), so an OpenAI key is never sent anywhere else by default.
+    API (the base URL on api.openai.com) and no key at all for any other server (a local Ollama, vLLM
+    or TEI), so an OpenAI key is never sent anywhere else by default. The base URL is ``base_url``,
+    else ``OPENAI_BASE_URL`` (as the openai client reads it), else OpenAI's API.
 
     The vector length: ``dimensions`` when given, else the native length of a model runiq knows, else
     probed with one embedding call when the client opens. ``send_dimensions`` says whether requests
@@ -114,20 +121,28 @@ class OpenAiEmbeddingOptions(BaseModel):
             return None
         return self.dimensions
 
+    def request_base_url(self) -> str:
+        """Where requests go, read now: ``base_url``, else ``OPENAI_BASE_URL``, else OpenAI's API."""
+        return self.base_url or os.environ.get(OPENAI_BASE_URL_ENV, "").strip() or OPENAI_API_URL
+
     @property
     def uses_openai_api(self) -> bool:
-        """Whether requests go to OpenAI's own API (``base_url`` unset or on api.openai.com)."""
-        if self.base_url is None:
-            return True
-        return (urlsplit(self.base_url).hostname or "").lower() == OPENAI_API_HOST
+        """Whether requests go to OpenAI's own API (:meth:`request_base_url` on api.openai.com)."""
+        return _is_openai_api(self.request_base_url())
 
-    def secret_source(self) -> SecretProvider | None:
-        """Where the key comes from, or ``None``: no key is sent (a server other than OpenAI's, none configured)."""
+    def secret_source(self, base_url: str | None = None) -> SecretProvider | None:
+        """Where the key for requests to ``base_url`` (default :meth:`request_base_url`) comes from, or
+        ``None``: no key is sent (a server other than OpenAI's, none configured)."""
         if self.secret_provider is not None:
             return self.secret_provider
         if self.api_key_env is not None:
             return EnvironmentSecretProvider(self.api_key_env)
-        return EnvironmentSecretProvider(OPENAI_KEY_ENV) if self.uses_openai_api else None
+        openai_api = _is_openai_api(base_url or self.request_base_url())
+        return EnvironmentSecretProvider(OPENAI_KEY_ENV) if openai_api else None
+
+
+def _is_openai_api(base_url: str) -> bool:
+    return (urlsplit(base_url).hostname or "").lower() == OPENAI_API_HOST
 
 
 def _known(model: str) -> OpenAiEmbeddingModels | None:

@@ -43,7 +43,8 @@ async def open_openai_embedding(options: OpenAiEmbeddingOptions) -> AsyncIterato
         ProviderError: the probe failed (the server is unreachable, refuses the model, or answers
             with no usable vector).
     """
-    source = options.secret_source()
+    base_url = options.request_base_url()  # read once: the key rule and the client see the same server
+    source = options.secret_source(base_url)
     api_key = KEYLESS_PLACEHOLDER
     if source is not None:
         api_key = (await require_secret(source, needed_by="The OpenAI embedding client")).get_secret_value()
@@ -55,7 +56,7 @@ async def open_openai_embedding(options: OpenAiEmbeddingOptions) -> AsyncIterato
 
     headers: RequestHeaders = {} if source is not None else {"Authorization": openai.Omit()}
     client = openai.AsyncOpenAI(
-        api_key=api_key, base_url=options.base_url, timeout=options.timeout, max_retries=options.max_retries
+        api_key=api_key, base_url=base_url, timeout=options.timeout, max_retries=options.max_retries
     )
     try:
         dimensions = options.declared_dimensions or await probe_dimensions(client, options, headers)

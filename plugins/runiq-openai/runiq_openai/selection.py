@@ -32,7 +32,8 @@ class OpenAiEmbedding:
         send_dimensions: send ``dimensions`` in each request (default: only for text-embedding-3
             models; ``True`` for a Matryoshka model served elsewhere, or an Azure deployment name).
         base_url: an OpenAI-compatible endpoint (a local server, Azure OpenAI's ``/openai/v1/``);
-            ``None`` is the openai client's default (which honours ``OPENAI_BASE_URL``).
+            ``None`` is ``OPENAI_BASE_URL`` when set, else OpenAI's API (the key rule below applies
+            to whichever server that is).
         api_key_env: the environment variable holding the API key, read when the client opens.
             Default: ``OPENAI_API_KEY`` for OpenAI's API, and no key for any other ``base_url``.
         secret_provider: a :class:`SecretProvider` to use instead of the environment variable.

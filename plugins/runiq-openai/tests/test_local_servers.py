@@ -135,8 +135,10 @@ async def test_send_dimensions_is_explicit(server, canary) -> None:
         (b'{"data": []}', "no usable vector"),
         (b'{"data": [{"index": 0, "embedding": "CANARY-7f3a9c-SECRET-CONTENT"}]}', "malformed"),
         (b"<html>CANARY-7f3a9c-SECRET-CONTENT</html>", "not JSON"),
+        (b'{"data": [{"index": 0, "embedding": [0.5, NaN]}]}', "non-finite"),
+        (b'{"data": [{"index": 0, "embedding": [0.5]}, {"index": 1, "embedding": [0.5]}]}', "count"),
     ],
-    ids=["empty", "not-base64", "not-json"],
+    ids=["empty", "not-base64", "not-json", "not-finite", "two-vectors"],
 )
 async def test_a_failed_probe_fails_the_open_without_content(server, canary, body, reason) -> None:
     """A probe answer with no usable vector is a ProviderResponseError when the client opens."""
@@ -216,3 +218,33 @@ def test_first_uses_from_several_threads_share_one_probe(server) -> None:
         runiq.close()
     assert states == [RagIngestionState.COMPLETED] * 4
     assert len(server.probes) == 1
+
+
+@pytest.mark.parametrize(
+    "base_url",
+    [
+        "https://api.openai.com.attacker.example/v1",
+        "https://attacker.example/api.openai.com/v1",
+        "https://xapi.openai.com/v1",
+        "https://openai.com/v1",
+    ],
+)
+def test_a_host_that_only_looks_like_openai_s_gets_no_key(real_keys, base_url) -> None:
+    """The rule compares the URL's host with api.openai.com exactly: not a prefix, suffix or path."""
+    options = OpenAiEmbeddingOptions(model="nomic-embed-text", base_url=base_url)
+    assert not options.uses_openai_api
+    assert options.secret_source() is None
+
+
+async def test_openai_base_url_from_the_environment_gets_no_openai_key(server, real_keys, monkeypatch) -> None:
+    """No base_url, but OPENAI_BASE_URL (read by the openai client) names a local server: it is the
+    server requests go to, so it gets no key either; OPENAI_API_KEY stays for api.openai.com."""
+    monkeypatch.setenv("OPENAI_BASE_URL", server.local_url)
+    options = OpenAiEmbeddingOptions(model="nomic-embed-text")
+    assert not options.uses_openai_api
+    assert options.secret_source() is None
+    async with open_openai_embedding(options) as client:
+        await client.embed(["a"], DOC)
+    assert [(r.local, r.authorization) for r in server.requests] == [(True, None), (True, None)]
+    monkeypatch.setenv("OPENAI_BASE_URL", "https://api.openai.com/v1")
+    assert options.secret_source() == EnvironmentSecretProvider("OPENAI_API_KEY")

@@ -145,6 +145,7 @@ class ReadRouter:
             for i, dsn in enumerate(dsns)
         ]
         self._turn = itertools.count()
+        self._closed = False
 
     @classmethod
     async def open(
@@ -242,6 +243,8 @@ class ReadRouter:
 
     def _refresh_stale(self, now: float) -> None:
         assert self._policy is not None
+        if self._closed:
+            return
         for replica in self._replicas:
             if replica.probing is None and now - replica.checked_at > self._policy.check_interval_seconds:
                 replica.probing = asyncio.create_task(self._probe_in_background(replica))
@@ -259,12 +262,15 @@ class ReadRouter:
         reference = await primary_wal_position(self._primary)
         health = unreachable_replica(replica.name)
         async with replica.opening:
-            if replica.pool is None:
+            if replica.pool is None and not self._closed:
                 try:
                     async with asyncio.timeout(HEALTH_TIMEOUT_SECONDS):
                         replica.pool = await open_pool(replica.dsn)
                 except Exception as exc:  # down, or not yet holding the extensions' types
                     log.info("postgresql.replica_open_failed", replica=replica.name, error=type(exc).__name__)
+            if self._closed:  # closed while this probe opened the pool: a closed router keeps none
+                await self._drop_pool(replica)
+                return
         if replica.pool is not None:
             max_lag = policy.max_lag_seconds
             health = await probe_replica(replica.name, replica.pool, reference=reference, max_lag=max_lag)
@@ -287,15 +293,22 @@ class ReadRouter:
     # -- lifecycle -------------------------------------------------------------------------------
 
     async def aclose(self) -> None:
-        """Stop probes in flight and release the replicas' pools (the primary's is the store's)."""
+        """Stop probes in flight and release the replicas' pools (the primary's is the store's).
+
+        A :meth:`refresh` still running releases the pool it opens itself, once that open returns.
+        """
+        self._closed = True
         tasks = [replica.probing for replica in self._replicas if replica.probing is not None]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         for replica in self._replicas:
-            pool, replica.pool = replica.pool, None
-            if pool is not None and self._release_pool is not None:
-                await self._release_pool(pool)
+            await self._drop_pool(replica)
+
+    async def _drop_pool(self, replica: _Replica) -> None:
+        pool, replica.pool = replica.pool, None
+        if pool is not None and self._release_pool is not None:
+            await self._release_pool(pool)
 
 
 class _Routed(Protocol):

@@ -70,7 +70,8 @@ class PostgresStoreOptions(BaseModel):
     Secret like ``dsn``: replicas are named ``read_dsns[i]`` in reports and logs.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    # hide_input_in_errors: a ValidationError must not quote the input (the DSNs hold passwords).
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True, hide_input_in_errors=True)
 
     dsn: SecretStr | None = None
     data_dir: Path = Field(default=DEFAULT_DATA_DIR, validate_default=True)

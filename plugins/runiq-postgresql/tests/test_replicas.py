@@ -142,6 +142,23 @@ def test_invalid_replica_options_are_refused(values: dict[str, object]) -> None:
         PostgresStoreOptions.model_validate(values)
 
 
+@pytest.mark.parametrize(
+    "values",
+    [
+        {"dsn": "postgresql://app:hunter2@db/rag", "read_dsns": ["postgresql://app:hunter2@db/rag"]},
+        {"dsn": "postgresql://app@db/rag", "read_dsns": ["postgresql://app:hunter2@r1/rag"] * 2},
+        {"read_dsns": ["postgresql://app:hunter2@r1/rag"]},
+    ],
+    ids=["names-the-primary", "twice", "no-primary"],
+)
+def test_a_refused_replica_option_does_not_quote_a_dsn(values: dict[str, object]) -> None:
+    """The validation error names the rule, never the DSNs it compared (they hold passwords)."""
+    with pytest.raises(ValidationError) as caught:
+        PostgresStoreOptions.model_validate(values)
+    assert "hunter2" not in str(caught.value)
+    assert "read_dsns" in str(caught.value)
+
+
 def test_lag_is_zero_when_caught_up_else_the_age_of_the_last_replayed_commit() -> None:
     assert replica_lag(behind=False, since_replay=None) == 0.0
     assert replica_lag(behind=False, since_replay=3600.0) == 0.0  # an idle primary: nothing to replay

@@ -10,7 +10,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import numpy as np
-from runiq.errors import ProviderResponseError, translated
+from runiq.errors import ProviderResponseError, ProviderUnavailableError, translated
 from runiq.rag.providers import EmbeddingInputKind
 
 from runiq_ray.cluster import ray_session
@@ -24,6 +24,9 @@ __all__ = ["RayEmbedder", "open_ray_embedder"]
 class RayEmbedder:
     """Sends each batch to the least busy actor; the pipeline's embedding concurrency keeps them all fed.
 
+    An actor Ray reports dead (``ActorDiedError``: lost again after its one restart) gets no more
+    batches: Ray answers a call to a dead actor at once, so it would otherwise look the least busy.
+
     The model identity is the inner provider's: vectors made on Ray equal the ones made in process,
     so turning Ray on or off does not re-embed an index.
     """
@@ -31,6 +34,7 @@ class RayEmbedder:
     def __init__(self, actors: Sequence[Any], *, model_name: str, dimensions: int) -> None:
         self._actors = list(actors)
         self._busy = [0] * len(self._actors)
+        self._lost: set[int] = set()
         self._model_name = model_name
         self._dimensions = dimensions
 
@@ -49,15 +53,30 @@ class RayEmbedder:
     async def embed(self, texts: Sequence[str], kind: EmbeddingInputKind) -> np.ndarray[Any, np.dtype[np.float32]]:
         if not texts:
             return np.empty((0, self._dimensions), dtype=np.float32)
-        slot = min(range(len(self._actors)), key=self._busy.__getitem__)
+        slot = self._least_busy()
         self._busy[slot] += 1
         try:
-            vectors = await translated(lambda: _call(self._actors[slot].embed, list(texts), kind.value), worker_failed)
+            vectors = await translated(
+                lambda: _call(self._actors[slot].embed, list(texts), kind.value), lambda exc: self._failed(slot, exc)
+            )
         finally:
             self._busy[slot] -= 1
         if not isinstance(vectors, np.ndarray) or vectors.shape != (len(texts), self._dimensions):
             raise ProviderResponseError(PROVIDER_NAME, "a Ray worker returned vectors of the wrong shape")
         return np.ascontiguousarray(vectors, dtype=np.float32)
+
+    def _least_busy(self) -> int:
+        live = [slot for slot in range(len(self._actors)) if slot not in self._lost]
+        if not live:
+            raise ProviderUnavailableError(PROVIDER_NAME, "every Ray worker of the pool was lost")
+        return min(live, key=self._busy.__getitem__)
+
+    def _failed(self, slot: int, exc: Exception) -> Exception:
+        from ray.exceptions import ActorDiedError
+
+        if isinstance(exc, ActorDiedError):
+            self._lost.add(slot)
+        return worker_failed(exc)
 
 
 async def _call(method: Any, *args: Any) -> Any:

@@ -56,7 +56,8 @@ class EmbeddingWorker:
 
     def __init__(self, provider: str, options: Mapping[str, Any], plugin_modules: Sequence[str] = ()) -> None:
         self._loop = asyncio.new_event_loop()
-        threading.Thread(target=self._loop.run_forever, name="runiq-ray-provider", daemon=True).start()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="runiq-ray-provider", daemon=True)
+        self._thread.start()
         self._resources = AsyncExitStack()
         # A failure to open is kept and raised by the first call: an exception in an actor's
         # constructor reaches the driver only as text inside Ray's ActorDiedError.
@@ -99,6 +100,11 @@ class EmbeddingWorker:
         return np.ascontiguousarray(vectors, dtype=np.float32)
 
     def close(self) -> None:
-        if not isinstance(self._client, WorkerFailure):
-            self._run(self._resources.aclose())
-        self._loop.call_soon_threadsafe(self._loop.stop)
+        """Close the provider, then stop and close the loop (even when the provider fails to close)."""
+        try:
+            if not isinstance(self._client, WorkerFailure):
+                self._run(self._resources.aclose())
+        finally:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join()
+            self._loop.close()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -98,3 +100,45 @@ async def test_selection_validates_where_it_is_written() -> None:
     with pytest.raises(RagConfigurationError, match="workers"):
         RayEmbedding(embedding=HashingEmbedding(), workers=0)
     assert "on Ray (3 workers)" in RayEmbedding(embedding=HashingEmbedding(), workers=3).display_name
+
+
+async def test_a_batch_on_an_actor_lost_mid_call_is_retried_on_its_restart(tmp_path: Path) -> None:
+    """The actor holding a batch dies; Ray restarts it (max_restarts=1) and runs the batch again there
+    (max_task_retries=1): the caller gets the vectors, not an error."""
+    import ray
+
+    options = (
+        RayEmbedding(embedding=HashingEmbedding(), workers=1, cpus_per_worker=0.5)
+        .options()
+        .model_copy(
+            update={
+                "embedding_provider": "gated",
+                "embedding_options": {"folder": str(tmp_path)},
+                "plugin_modules": ("ray_test_providers",),
+            }
+        )
+    )
+    async with open_ray_embedder(options) as embedder:
+        call = asyncio.create_task(embedder.embed(["alpha", "beta"], EmbeddingInputKind.DOCUMENT))
+        await _until_started(tmp_path, 1, call)
+        ray.kill(embedder._actors[0], no_restart=False)  # the pool's one actor, holding the batch
+        await _until_started(tmp_path, 2, call)  # again, in the restarted actor's process
+        _touch(tmp_path / "release")
+        vectors = await asyncio.wait_for(call, 120)
+    np.testing.assert_array_equal(vectors, HashingEmbedder(8).embed_sync(["alpha", "beta"]))
+    assert _started(tmp_path) == 2
+
+
+def _started(folder: Path) -> int:
+    """Worker processes that began the gated batch (each leaves ``started-<pid>``)."""
+    return len(list(folder.glob("started-*")))
+
+
+def _touch(path: Path) -> None:
+    path.touch()
+
+
+async def _until_started(folder: Path, count: int, call: asyncio.Task[object]) -> None:
+    """Until ``count`` processes began the batch, or the call ended (then its result tells)."""
+    while _started(folder) < count and not call.done():  # noqa: ASYNC110 - files written by Ray workers
+        await asyncio.sleep(0.02)
