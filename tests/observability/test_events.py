@@ -7,6 +7,7 @@ import traceback
 import pytest
 import structlog
 
+from runiq.errors import VectorIndexNotFoundError
 from runiq.hosting import HostBuilder
 from runiq.rag import (
     ContentPreviewOptions,
@@ -20,7 +21,6 @@ from runiq.rag import (
     RagRetrievalMode,
     RagRetriever,
     RetrievalEvent,
-    VectorIndexNotFoundError,
     add_runiq_rag,
 )
 from runiq.rag.observability import ObservabilityRecorder

@@ -28,17 +28,15 @@ import runiq_postgresql.store as store_module
 from runiq.hosting import HostBuilder
 from runiq.rag import (
     HashingEmbedding,
-    IndexSpec,
     RagDocument,
     RagIngestionManager,
     RagQuery,
     RagRetrievalMode,
     RagRetriever,
     StaticRetrievalScope,
-    StoredDocument,
     add_runiq_rag,
-    parse_lexical_query,
 )
+from runiq.rag.providers import IndexSpec, StoredDocument, parse_lexical_query
 from runiq.rag.stores.filters import MAX_FILTER_CONDITIONS, matches, parse_filter
 from runiq.rag.testing import CANARY, MetadataFilterContract, make_chunks
 from runiq.rag.testing.filter_cases import FILTER_CASES, FILTER_ROWS, INJECTION_KEY

@@ -17,13 +17,9 @@ from typing import Any
 import numpy as np
 import pytest
 import structlog
-from runiq.rag import (
-    EmbeddingInputKind,
-    ProviderError,
-    ProviderResponseError,
-    ProviderUnavailableError,
-    RagConfigurationError,
-)
+from runiq.errors import ProviderError, ProviderResponseError, ProviderUnavailableError
+from runiq.rag import RagConfigurationError
+from runiq.rag.providers import EmbeddingInputKind
 from runiq.rag.testing import CANARY
 from runiq.rag.testing.chains import assert_content_free
 

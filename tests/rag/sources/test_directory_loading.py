@@ -8,9 +8,10 @@ import zipfile
 from pathlib import Path
 
 from runiq.plugins.registry import ProviderRegistry
-from runiq.rag import DirectorySource, RagIngestionProgress
+from runiq.rag import RagIngestionProgress
 from runiq.rag.loaders import DEFAULT_MAX_FILE_BYTES, LoadBudget, LoaderRegistry, register_builtin_loaders
 from runiq.rag.registration.builder import IndexBuilder
+from runiq.rag.sources import DirectorySource
 from runiq.rag.testing import CANARY
 from runiq.rag.testing.loader_fakes import CrashingLoader, LeakyLoader
 from runiq.settings import DirectorySourceSettings
