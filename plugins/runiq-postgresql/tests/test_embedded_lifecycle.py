@@ -32,7 +32,7 @@ DEADLINE = 90.0  # seconds for a child to get ready or to exit; generous for a l
 STORE_CHILD = """
 import asyncio, sys
 from pathlib import Path
-from runiq.rag import IndexSpec
+from runiq.rag.providers import IndexSpec
 from runiq_postgresql import PostgresStoreOptions, PostgresVectorStore
 
 async def main(data_dir: str, close: bool) -> None:

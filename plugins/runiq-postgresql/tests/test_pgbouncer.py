@@ -91,7 +91,8 @@ async def test_the_bouncer_refuses_custom_startup_parameters(pgbouncer: Bouncer)
 _RUN = """
 import asyncio, sys
 import numpy as np
-from runiq.rag import IndexSpec, StoredDocument, VectorStoreUnavailableError
+from runiq.errors import VectorStoreUnavailableError
+from runiq.rag.providers import IndexSpec, StoredDocument
 from runiq.rag.testing import make_chunks
 from runiq_postgresql import PostgresStoreOptions, PostgresVectorStore
 

@@ -34,7 +34,8 @@ WORKER = textwrap.dedent(
     from contextlib import asynccontextmanager
     import runiq_postgresql.plugin
     from runiq.hosting import HostBuilder
-    from runiq.rag import RagIngestionManager, add_runiq_rag, hookimpl
+    from runiq.rag import RagIngestionManager, add_runiq_rag
+    from runiq.rag.providers import hookimpl
     from runiq.rag.testing import SlowEmbedder
 
     dsn, schema, documents, mode, delay = sys.argv[1:6]

@@ -28,7 +28,7 @@ async def test_same_text_gives_the_same_vector_across_instances() -> None:
 def test_vectors_are_identical_in_another_process() -> None:
     """The hash is not Python's salted hash(): another process with another seed gives the same vector."""
     code = (
-        "import json; from runiq.rag import HashingEmbedder;"
+        "import json; from runiq.rag.providers import HashingEmbedder;"
         "print(json.dumps(HashingEmbedder(32).embed_sync(['CS1503 in filename.cs'])[0].tolist()))"
     )
     env = {**os.environ, "PYTHONHASHSEED": "12345"}

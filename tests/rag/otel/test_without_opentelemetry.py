@@ -38,10 +38,11 @@ SCRIPT = textwrap.dedent(
 
     from runiq.hosting import HostBuilder
     from runiq.rag import (
-        HashingEmbedding, IndexNotFoundError, LexicalOverlapReranker, RagContextAssembler, RagContextOptions,
+        HashingEmbedding, IndexNotFoundError, RagContextAssembler, RagContextOptions,
         RagDocument, RagIngestionManager, RagIngestionState, RagQuery, RagRetrievalMode, RagRetriever,
         RerankingOptions, add_runiq_rag,
     )
+    from runiq.rag.reranking import LexicalOverlapReranker
     from runiq.rag.observability.otel import ingestion_span, stage_span
 
     assert not blocker.attempts, blocker.attempts  # importing runiq does not import opentelemetry
