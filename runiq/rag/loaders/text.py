@@ -7,16 +7,16 @@ import itertools
 import re
 from dataclasses import dataclass
 
-from markdown_it import MarkdownIt
-
 from runiq.rag.loaders.base import Heading, LoadedDocument, LoadOptions, guarded, parser_failures
 from runiq.rag.loaders.builder import one_line
+from runiq.rag.loaders.deferred import import_when_loading
 from runiq.rag.loaders.encoding import decode_text
 
 __all__ = ["MarkdownLoader", "PlainTextLoader"]
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _FAILURES = parser_failures()
+import_when_loading("markdown_it")
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +57,8 @@ class MarkdownLoader:
 
 
 def _headings(text: str) -> tuple[Heading, ...]:
+    from markdown_it import MarkdownIt
+
     line_starts = [0] + [match.end() for match in _LINE_BREAK.finditer(text)]
     tokens = MarkdownIt("commonmark").parse(text)
     headings: list[Heading] = []

@@ -8,9 +8,13 @@ import sys
 from dataclasses import dataclass
 
 from runiq.rag.loaders.base import LoadedDocument, LoadOptions
+from runiq.rag.loaders.deferred import import_when_loading
 from runiq.rag.testing.fakes import CANARY
 
-__all__ = ["CrashingLoader", "HungryLoader", "LeakyLoader", "NoisyLoader", "SpinningLoader"]
+__all__ = ["CrashingLoader", "DeferredImportProbe", "HungryLoader", "LeakyLoader", "NoisyLoader", "SpinningLoader"]
+
+_PROBED = "graphlib"  # a standard-library module nothing else imports
+import_when_loading(_PROBED)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,3 +63,11 @@ class NoisyLoader(_Fake):
         print(f"parsing {text} {CANARY}")
         print(f"warning {text} {CANARY}", file=sys.stderr)
         return LoadedDocument(text=text, title="noisy")
+
+
+class DeferredImportProbe(_Fake):
+    """Answers whether the module its module names with ``import_when_loading`` was imported before
+    ``load`` began (in a worker: by the supervisor, before it forked the child)."""
+
+    def load(self, data: bytes, *, options: LoadOptions) -> LoadedDocument:
+        return LoadedDocument(text="imported" if _PROBED in sys.modules else "not imported")
