@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
 
+from runiq._lazy import lazy_names
 from runiq.rag.lexical.options import DEFAULT_ANALYZER, LexicalOptions
 from runiq.rag.lexical.query import LexicalQuery, parse_lexical_query
 from runiq.rag.lexical.stemming import resolve_stemmer
@@ -34,25 +34,16 @@ __all__ = [
     "tokenize",
 ]
 
-# Loaded on first use (PEP 562): these modules import numpy, which tokenising (the lexical-overlap
-# reranker, a store's analyzer options) does not need.
-_LAZY = {
-    "BM25Index": "runiq.rag.lexical.engine",
-    "BM25Parameters": "runiq.rag.lexical.bm25",
-    "bm25_idf": "runiq.rag.lexical.bm25",
-    "bm25_length_norm": "runiq.rag.lexical.bm25",
-    "bm25_term_score": "runiq.rag.lexical.bm25",
-}
-
 if not TYPE_CHECKING:  # hidden from type checkers, which would otherwise accept any attribute
-
-    def __getattr__(name: str) -> object:
-        module = _LAZY.get(name)
-        if module is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(module), name)
-        globals()[name] = value  # later lookups skip __getattr__
-        return value
-
-    def __dir__() -> list[str]:
-        return sorted(set(globals()) | set(__all__))
+    # These modules import numpy, which tokenising (the lexical-overlap reranker, a store's analyzer
+    # options) does not need.
+    __getattr__, __dir__ = lazy_names(
+        __name__,
+        {
+            "BM25Index": "runiq.rag.lexical.engine",
+            "BM25Parameters": "runiq.rag.lexical.bm25",
+            "bm25_idf": "runiq.rag.lexical.bm25",
+            "bm25_length_norm": "runiq.rag.lexical.bm25",
+            "bm25_term_score": "runiq.rag.lexical.bm25",
+        },
+    )
