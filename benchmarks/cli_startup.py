@@ -1,18 +1,23 @@
 """CLI start-up benchmark: wall time of ``runiq --help`` and ``runiq status -c CONFIG``.
 
     python benchmarks/cli_startup.py [--repeats 9] [--config examples/corporate-documents/runiq.toml]
-        [--disable NAME[,NAME...]] [--json FILE]
+        [--disable NAME[,NAME...]] [--baseline DIR] [--json FILE]
 
 Each command runs ``--repeats`` times as a fresh subprocess (``python -m runiq.cli ...``, the same code as
 the ``runiq`` script) after one untimed warm-up run that fills the bytecode caches; reported are the
 median, the fastest and the slowest wall time per command, the median above the floor (``python -c pass``
 measured the same way: the interpreter's own start-up), the median CPU time (user + system; less
 sensitive than wall time to other processes), and the load average (wall times are noisy on a shared
-machine). The commands run in turn within each repeat, so a burst of load hits all of them.
+machine). The commands run in turn within each repeat (in an order that rotates between repeats), so
+a burst of load hits all of them.
 ``status`` opens no store, so it measures imports, plugin loading and host building. A per-module
 breakdown of one command: ``python -X importtime -m runiq.cli status -c CONFIG 2> imports.txt``.
-``--disable`` blocks installed plugins by entry-point name (``RUNIQ_DISABLED_PLUGINS``) for every run,
-which shows what loading each one costs ``status``.
+The commands import runiq and its plugins from the checkout this script is in. ``--disable`` blocks
+installed plugins by entry-point name (``RUNIQ_DISABLED_PLUGINS``) for every run, which shows what
+loading each one costs ``status``. ``--baseline DIR`` also runs both commands from another checkout
+of the repository (``git archive COMMIT | tar -x -C DIR``: its ``runiq`` and plugin packages first on
+``PYTHONPATH``, the installed entry points unchanged) in the same rounds, so a before/after
+comparison sees the same load.
 """
 
 from __future__ import annotations
@@ -36,11 +41,22 @@ def _cpu_of_children() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _run(arguments: list[str], environment: dict[str, str]) -> tuple[float, float]:
+# Interpreter arguments, environment, working directory (``python -m`` imports from it first).
+Command = tuple[list[str], dict[str, str], Path]
+
+
+def _source_path(tree: Path) -> str:
+    """``PYTHONPATH`` that imports runiq and its plugins from the checkout ``tree``."""
+    plugins = sorted(tree.glob("plugins/*/")) + sorted(tree.glob("examples/*-plugin/"))
+    return os.pathsep.join(str(path) for path in [tree, *plugins])
+
+
+def _run(command: Command) -> tuple[float, float]:
     """Wall time and CPU time (user + system) of one run."""
+    arguments, environment, tree = command
     cpu, started = _cpu_of_children(), time.perf_counter()
     completed = subprocess.run(  # our own interpreter running our own CLI (or nothing, for the floor)
-        [sys.executable, *arguments], capture_output=True, check=False, cwd=ROOT, env=environment
+        [sys.executable, *arguments], capture_output=True, check=False, cwd=tree, env=environment
     )
     elapsed, cpu = time.perf_counter() - started, _cpu_of_children() - cpu
     if completed.returncode != 0:
@@ -48,18 +64,16 @@ def _run(arguments: list[str], environment: dict[str, str]) -> tuple[float, floa
     return elapsed, cpu
 
 
-def measure(commands: dict[str, list[str]], repeats: int, disabled: list[str]) -> dict[str, dict[str, float]]:
+def measure(commands: dict[str, Command], repeats: int) -> dict[str, dict[str, float]]:
     """Wall times per command: one untimed warm-up each (bytecode and page caches), then ``repeats``
-    rounds in which every command runs once."""
-    environment = {k: v for k, v in os.environ.items() if not k.upper().startswith("RUNIQ_")}
-    if disabled:
-        environment["RUNIQ_DISABLED_PLUGINS"] = json.dumps(disabled)
-    for arguments in commands.values():
-        _run(arguments, environment)
+    rounds in which every command runs once, in an order that rotates between rounds."""
+    for command in commands.values():
+        _run(command)
     runs: dict[str, list[tuple[float, float]]] = {label: [] for label in commands}
-    for _ in range(repeats):
-        for label, arguments in commands.items():
-            runs[label].append(_run(arguments, environment))
+    labels = list(commands)
+    for repeat in range(repeats):
+        for label in labels[repeat % len(labels) :] + labels[: repeat % len(labels)]:  # rotating order
+            runs[label].append(_run(commands[label]))
     figures = {}
     for label, values in runs.items():
         walls = [wall for wall, _ in values]
@@ -77,24 +91,39 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=9)
     parser.add_argument("--config", type=Path, default=DEFAULT_CONFIG)
     parser.add_argument("--disable", default="", help="comma-separated plugin entry-point names to block")
+    parser.add_argument("--baseline", type=Path, default=None, help="another checkout to run in the same rounds")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures to this file")
     options = parser.parse_args()
     disabled = [name for name in options.disable.split(",") if name]
-    commands = {
-        "python -c pass": ["-c", "pass"],
+    environment = {k: v for k, v in os.environ.items() if not k.upper().startswith("RUNIQ_")}
+    environment["PYTHONPATH"] = _source_path(ROOT)  # this checkout, whichever one is installed
+    if disabled:
+        environment["RUNIQ_DISABLED_PLUGINS"] = json.dumps(disabled)
+    runiq = {
         "runiq --help": ["-m", "runiq.cli", "--help"],
-        "runiq status": ["-m", "runiq.cli", "status", "-c", str(options.config)],
+        "runiq status": ["-m", "runiq.cli", "status", "-c", str(options.config.resolve())],
     }
-    report: dict[str, object] = {"load_average": os.getloadavg(), "repeats": options.repeats, "disabled": disabled}
+    commands: dict[str, Command] = {"python -c pass": (["-c", "pass"], environment, ROOT)}
+    commands.update({label: (arguments, environment, ROOT) for label, arguments in runiq.items()})
+    if options.baseline is not None:
+        tree = options.baseline.resolve()
+        baseline = {**environment, "PYTHONPATH": _source_path(tree)}
+        commands.update({f"{label} (baseline)": (arguments, baseline, tree) for label, arguments in runiq.items()})
+    report: dict[str, object] = {
+        "load_average": os.getloadavg(),
+        "repeats": options.repeats,
+        "disabled": disabled,
+        "baseline": str(options.baseline) if options.baseline else None,
+    }
     print(f"load average at start {report['load_average']}, {options.repeats} runs each, disabled {disabled}")
-    figures = measure(commands, options.repeats, disabled)
+    figures = measure(commands, options.repeats)
     floor = figures["python -c pass"]["median_s"]
     for label, values in figures.items():
         values["above_floor_s"] = values["median_s"] - floor
         report[label] = values
         low, high = values["min_s"], values["max_s"]
         print(
-            f"{label:15} median {values['median_s']:.2f} s  (min {low:.2f}, max {high:.2f}; "
+            f"{label:26} median {values['median_s']:.2f} s  (min {low:.2f}, max {high:.2f}; "
             f"{values['above_floor_s']:+.2f} s above the floor)  CPU {values['median_cpu_s']:.2f} s"
         )
     report["load_average_at_end"] = os.getloadavg()

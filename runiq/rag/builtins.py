@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import importlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -14,7 +17,9 @@ from runiq.rag.lexical.options import LexicalOptions
 from runiq.rag.loaders.builtin import register_builtin_loaders
 from runiq.rag.loaders.registry import LoaderRegistry
 from runiq.rag.reranking import plugin as _reranking
-from runiq.rag.stores.memory import InMemoryVectorStore
+
+if TYPE_CHECKING:
+    from runiq.rag.stores.memory import InMemoryVectorStore
 
 __all__ = ["HashingOptions", "runiq_register_loaders", "runiq_register_providers"]
 
@@ -25,13 +30,21 @@ class HashingOptions(BaseModel):
     dimensions: int = Field(default=DEFAULT_DIMENSIONS, ge=8, le=65536)
 
 
+# numpy (and the in-memory store's BM25 engine) are imported when a host opens a provider that needs
+# them, off the event loop: building a host (``runiq status``) does not need them.
+
+
 @asynccontextmanager
 async def _hashing(options: HashingOptions) -> AsyncIterator[HashingEmbedder]:
+    await asyncio.to_thread(importlib.import_module, "numpy")
     yield HashingEmbedder(options.dimensions)
 
 
 @asynccontextmanager
 async def _in_memory(options: LexicalOptions) -> AsyncIterator[InMemoryVectorStore]:
+    await asyncio.to_thread(importlib.import_module, "runiq.rag.stores.memory")
+    from runiq.rag.stores.memory import InMemoryVectorStore
+
     yield InMemoryVectorStore(analyzer=options.analyzer())
 
 

@@ -2,20 +2,37 @@
 
 ``runiq --help`` loads neither the RAG core, numpy nor any provider plugin; importing the CLI entry or
 ``runiq.rag`` loads no provider SDK; and building the host ``runiq status`` reports on imports no SDK
-of a provider it does not use. The wall times are in ``benchmarks/cli_startup.py``, not here.
+of a provider it does not use, no document parser (loaders import theirs in the loader worker) and
+not numpy. The wall times are in ``benchmarks/cli_startup.py``, not here.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
-SDKS = ("openai", "torch", "sentence_transformers", "fastapi", "uvicorn", "asyncpg")
+SDKS = ("openai", "torch", "sentence_transformers", "fastapi", "uvicorn", "asyncpg", "httpx", "ray")
+# Parsers the loaders import when they load a file: in the loader worker, never in the host process.
+PARSERS = ("bs4", "markdown_it", "charset_normalizer", "openpyxl", "pypdf", "docx", "pptx", "PIL")
+# What building a host needs no more: the stores, the BM25 engine and the embedders import numpy when
+# a provider opens; croniter is imported when a cron schedule is validated.
+DEFERRED = (
+    "numpy",
+    "croniter",
+    "runiq.rag.stores.memory",
+    "runiq.rag.lexical.engine",
+    "runiq_postgresql.store",
+    "runiq_rerank_http.transport",
+    "runiq_ray.embedder",
+    "runiq_sentence_transformers.embedder",
+)
 HEAVY = (
     *SDKS,
+    *(parser for parser in PARSERS if parser != "markdown_it"),  # typer renders help with rich's Markdown
     "numpy",
     "dependency_injector",
     "pydantic_settings",
@@ -61,6 +78,21 @@ vector_store = { provider = "in-memory" }
 """
 
 
+_INSTALLED = [
+    plugin
+    for plugin in (
+        "runiq_openai",
+        "runiq_sentence_transformers",
+        "runiq_dashboard",
+        "runiq_documents",
+        "runiq_postgresql",
+        "runiq_rerank_http",
+        "runiq_ray",
+    )
+    if importlib.util.find_spec(plugin) is not None
+]
+
+
 def _matching(modules: set[str], names: tuple[str, ...]) -> list[str]:
     return sorted(m for m in modules if any(m == h or m.startswith(f"{h}.") for h in names))
 
@@ -72,9 +104,15 @@ def _modules_after(*arguments: str) -> tuple[str, set[str]]:
     return completed.stdout, set(json.loads(completed.stderr.strip().splitlines()[-1]))
 
 
-def _modules_of(probe: str, *arguments: str, cwd: Path | None = None) -> set[str]:
+def _modules_of(probe: str, *arguments: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> set[str]:
     completed = subprocess.run(  # our own interpreter importing our own modules
-        [sys.executable, "-c", probe, *arguments], capture_output=True, text=True, timeout=120, check=True, cwd=cwd
+        [sys.executable, "-c", probe, *arguments],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+        cwd=cwd,
+        env=env,
     )
     return set(json.loads(completed.stdout))
 
@@ -93,16 +131,28 @@ def test_command_help_loads_no_heavy_module() -> None:
 
 
 def test_importing_the_cli_entry_and_runiq_rag_loads_no_provider_sdk() -> None:
-    assert _matching(_modules_of(_IMPORT_PROBE), SDKS) == []
+    assert _matching(_modules_of(_IMPORT_PROBE), (*SDKS, *PARSERS, *DEFERRED)) == []
 
 
 def test_building_the_host_for_status_loads_no_sdk_of_an_unused_provider(tmp_path: Path) -> None:
-    """With every installed plugin loaded (entry points), only registration runs: the openai SDK,
-    torch, sentence-transformers and the dashboard's server stack stay unimported."""
+    """With every installed plugin loaded (entry points), only registration runs: the provider SDKs
+    (openai, torch, sentence-transformers, asyncpg, httpx, Ray), the dashboard's server stack and the
+    document parsers stay unimported."""
     (tmp_path / "docs").mkdir()
     (tmp_path / "runiq.toml").write_text(CONFIG, encoding="utf-8")
     modules = _modules_of(_STATUS_PROBE, str(tmp_path / "runiq.toml"), cwd=tmp_path)
-    for plugin in ("runiq_openai", "runiq_sentence_transformers", "runiq_dashboard"):
-        if importlib.util.find_spec(plugin) is not None:  # installed, so its entry point was loaded
-            assert f"{plugin}.plugin" in modules
-    assert _matching(modules, ("openai", "torch", "sentence_transformers", "fastapi", "uvicorn")) == []
+    for plugin in _INSTALLED:  # installed, so its entry point was loaded
+        assert f"{plugin}.plugin" in modules
+    assert _matching(modules, (*SDKS, *PARSERS)) == []
+
+
+def test_building_the_host_for_status_loads_no_numpy_no_parser_and_no_store_module(tmp_path: Path) -> None:
+    """Every installed plugin but the worked example (``examples/example-plugin``, whose embedder module
+    imports numpy at registration to stay short) is loaded; what they defer stays unimported."""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "runiq.toml").write_text(CONFIG, encoding="utf-8")
+    environment = {**os.environ, "RUNIQ_DISABLED_PLUGINS": json.dumps(["example"])}
+    modules = _modules_of(_STATUS_PROBE, str(tmp_path / "runiq.toml"), cwd=tmp_path, env=environment)
+    for plugin in _INSTALLED:
+        assert f"{plugin}.plugin" in modules
+    assert _matching(modules, (*SDKS, *PARSERS, *DEFERRED)) == []

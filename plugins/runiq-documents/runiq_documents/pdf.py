@@ -11,9 +11,6 @@ from __future__ import annotations
 import io
 from dataclasses import dataclass
 
-from pypdf import PdfReader
-from pypdf.errors import DependencyError, FileNotDecryptedError, LimitReachedError, PyPdfError, WrongPasswordError
-
 from runiq.rag.providers import (
     DocumentLoadError,
     LoadedDocument,
@@ -21,21 +18,28 @@ from runiq.rag.providers import (
     LoadOptions,
     MetadataValue,
     guarded,
+    import_when_loading,
     one_line,
     parser_failures,
 )
 
 __all__ = ["PdfLoader"]
 
-_FAILURES = parser_failures(
-    {
-        FileNotDecryptedError: LoadFailureCode.ENCRYPTED,
-        WrongPasswordError: LoadFailureCode.ENCRYPTED,
-        DependencyError: LoadFailureCode.ENCRYPTED,  # an encryption this installation cannot undo
-        LimitReachedError: LoadFailureCode.TOO_LARGE,
-        PyPdfError: LoadFailureCode.MALFORMED,
-    }
-)
+import_when_loading("pypdf", "pypdf.errors")
+
+
+def _failures() -> dict[type[BaseException], LoadFailureCode]:
+    from pypdf.errors import DependencyError, FileNotDecryptedError, LimitReachedError, PyPdfError, WrongPasswordError
+
+    return parser_failures(
+        {
+            FileNotDecryptedError: LoadFailureCode.ENCRYPTED,
+            WrongPasswordError: LoadFailureCode.ENCRYPTED,
+            DependencyError: LoadFailureCode.ENCRYPTED,  # an encryption this installation cannot undo
+            LimitReachedError: LoadFailureCode.TOO_LARGE,
+            PyPdfError: LoadFailureCode.MALFORMED,
+        }
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,10 +49,12 @@ class PdfLoader:
     media_types: frozenset[str] = frozenset({"application/pdf"})
 
     def load(self, data: bytes, *, options: LoadOptions) -> LoadedDocument:
-        return guarded(lambda: _load(data), _FAILURES)
+        return guarded(lambda: _load(data), _failures())
 
 
 def _load(data: bytes) -> LoadedDocument:
+    from pypdf import PdfReader
+
     reader = PdfReader(io.BytesIO(data), strict=False)
     if reader.is_encrypted and not reader.decrypt(""):
         raise DocumentLoadError(LoadFailureCode.ENCRYPTED)

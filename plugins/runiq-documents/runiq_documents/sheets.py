@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import defusedxml  # noqa: F401 - imported so a missing install fails here: openpyxl only uses it when present
-import openpyxl
 
 from runiq.rag.providers import (
     LoadedDocument,
@@ -19,6 +18,7 @@ from runiq.rag.providers import (
     MarkdownBuilder,
     MetadataValue,
     guarded,
+    import_when_loading,
     one_line,
     open_zip,
     parser_failures,
@@ -28,6 +28,7 @@ from runiq.rag.providers import (
 __all__ = ["XlsxLoader"]
 
 _FAILURES = parser_failures()
+import_when_loading("openpyxl")
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +48,8 @@ class XlsxLoader:
 
 
 def _load(data: bytes) -> LoadedDocument:
+    import openpyxl
+
     workbook = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True, keep_links=False)
     try:
         builder = MarkdownBuilder()

@@ -11,9 +11,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import pptx
-from pptx.exc import PythonPptxError
-
 from runiq.rag.providers import (
     LoadedDocument,
     LoadFailureCode,
@@ -21,6 +18,7 @@ from runiq.rag.providers import (
     MarkdownBuilder,
     MetadataValue,
     guarded,
+    import_when_loading,
     one_line,
     open_zip,
     parser_failures,
@@ -29,7 +27,13 @@ from runiq.rag.providers import (
 
 __all__ = ["PptxLoader"]
 
-_FAILURES = parser_failures({PythonPptxError: LoadFailureCode.MALFORMED})
+import_when_loading("pptx", "pptx.exc")
+
+
+def _failures() -> dict[type[BaseException], LoadFailureCode]:
+    from pptx.exc import PythonPptxError
+
+    return parser_failures({PythonPptxError: LoadFailureCode.MALFORMED})
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +46,13 @@ class PptxLoader:
 
     def load(self, data: bytes, *, options: LoadOptions) -> LoadedDocument:
         open_zip(data, options)
-        return guarded(lambda: _load(pptx.Presentation(io.BytesIO(data))), _FAILURES)
+        return guarded(lambda: _load(_open(data)), _failures())
+
+
+def _open(data: bytes) -> Any:
+    import pptx
+
+    return pptx.Presentation(io.BytesIO(data))
 
 
 def _load(presentation: Any) -> LoadedDocument:

@@ -10,14 +10,7 @@ from __future__ import annotations
 import io
 import re
 from dataclasses import dataclass
-from typing import Any
-
-import docx
-from docx.document import Document
-from docx.exceptions import PythonDocxError
-from docx.opc.exceptions import OpcError
-from docx.table import Table
-from docx.text.paragraph import Paragraph
+from typing import TYPE_CHECKING, Any
 
 from runiq.rag.providers import (
     LoadedDocument,
@@ -26,15 +19,20 @@ from runiq.rag.providers import (
     MarkdownBuilder,
     MetadataValue,
     guarded,
+    import_when_loading,
     one_line,
     open_zip,
     parser_failures,
     table_lines,
 )
 
+if TYPE_CHECKING:
+    from docx.document import Document
+    from docx.text.paragraph import Paragraph
+
 __all__ = ["DocxLoader"]
 
-_FAILURES = parser_failures({PythonDocxError: LoadFailureCode.MALFORMED, OpcError: LoadFailureCode.MALFORMED})
+import_when_loading("docx", "docx.exceptions", "docx.opc.exceptions", "docx.table")
 _HEADING_STYLE = re.compile(r"^Heading ([1-9])$")
 
 
@@ -46,10 +44,25 @@ class DocxLoader:
 
     def load(self, data: bytes, *, options: LoadOptions) -> LoadedDocument:
         open_zip(data, options)
-        return guarded(lambda: _load(docx.Document(io.BytesIO(data))), _FAILURES)
+        return guarded(lambda: _load(_open(data)), _failures())
+
+
+def _failures() -> dict[type[BaseException], LoadFailureCode]:
+    from docx.exceptions import PythonDocxError
+    from docx.opc.exceptions import OpcError
+
+    return parser_failures({PythonDocxError: LoadFailureCode.MALFORMED, OpcError: LoadFailureCode.MALFORMED})
+
+
+def _open(data: bytes) -> Document:
+    import docx
+
+    return docx.Document(io.BytesIO(data))
 
 
 def _load(document: Document) -> LoadedDocument:
+    from docx.table import Table
+
     builder = MarkdownBuilder()
     for block in document.iter_inner_content():
         if isinstance(block, Table):

@@ -11,8 +11,22 @@ Example::
 
 from __future__ import annotations
 
-from runiq_ray.embedder import RayEmbedder, open_ray_embedder
+import importlib
+from typing import TYPE_CHECKING
+
 from runiq_ray.options import RayEmbeddingOptions
 from runiq_ray.selection import RayEmbedding
 
+if TYPE_CHECKING:
+    from runiq_ray.embedder import RayEmbedder, open_ray_embedder
+
 __all__ = ["RayEmbedder", "RayEmbedding", "RayEmbeddingOptions", "open_ray_embedder"]
+
+
+if not TYPE_CHECKING:  # hidden from type checkers, which would otherwise accept any attribute
+
+    def __getattr__(name: str) -> object:
+        """The driver side loads on first use (PEP 562): its modules import numpy."""
+        if name in ("RayEmbedder", "open_ray_embedder"):
+            return getattr(importlib.import_module("runiq_ray.embedder"), name)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -9,13 +9,17 @@ Example::
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from runiq.secrets import EnvironmentSecretProvider, SecretProvider
 
 from runiq_rerank_http.backends import BACKENDS, BackendSpec, RerankBackend
 from runiq_rerank_http.options import HttpRerankerOptions
-from runiq_rerank_http.reranker import HttpReranker
 from runiq_rerank_http.scores import ScoreMapping, sigmoid
 from runiq_rerank_http.selection import HttpReranking
+
+if TYPE_CHECKING:
+    from runiq_rerank_http.reranker import HttpReranker
 
 __all__ = [
     "BACKENDS",
@@ -29,3 +33,14 @@ __all__ = [
     "SecretProvider",
     "sigmoid",
 ]
+
+
+if not TYPE_CHECKING:  # hidden from type checkers, which would otherwise accept any attribute
+
+    def __getattr__(name: str) -> object:
+        """``HttpReranker`` loads on first use (PEP 562): its module imports httpx."""
+        if name == "HttpReranker":
+            from runiq_rerank_http.reranker import HttpReranker
+
+            return HttpReranker
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

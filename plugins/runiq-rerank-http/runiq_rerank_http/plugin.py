@@ -1,18 +1,22 @@
-"""The ``runiq`` entry point: registers the ``rerank-http`` reranker provider (remote: needs approval)."""
+"""The ``runiq`` entry point: registers the ``rerank-http`` reranker provider (remote: needs approval).
+
+Importing this module is cheap: httpx and the transport load when a host first opens the provider.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import importlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
 
-import httpx
 from runiq.rag.providers import ProviderRegistry, hookimpl
 
-from runiq_rerank_http.credentials import BearerCredentials
 from runiq_rerank_http.options import PROVIDER_NAME, HttpRerankerOptions
-from runiq_rerank_http.reranker import HttpReranker
-from runiq_rerank_http.retry import RetryPolicy
-from runiq_rerank_http.transport import RerankTransport
+
+if TYPE_CHECKING:
+    from runiq_rerank_http.reranker import HttpReranker
 
 __all__ = ["open_http_reranker", "runiq_register_providers"]
 
@@ -23,6 +27,14 @@ async def open_http_reranker(options: HttpRerankerOptions) -> AsyncIterator[Http
 
     No I/O and no key is read here: the key is read on the first rerank call (see ``credentials``).
     """
+    await asyncio.to_thread(importlib.import_module, "runiq_rerank_http.reranker")  # httpx: once per process
+    import httpx
+
+    from runiq_rerank_http.credentials import BearerCredentials
+    from runiq_rerank_http.reranker import HttpReranker
+    from runiq_rerank_http.retry import RetryPolicy
+    from runiq_rerank_http.transport import RerankTransport
+
     limits = httpx.Limits(max_connections=options.max_concurrency, max_keepalive_connections=options.max_concurrency)
     client = httpx.AsyncClient(timeout=httpx.Timeout(options.timeout), limits=limits, follow_redirects=False)
     retry = RetryPolicy(max_retries=options.max_retries, max_wait=options.max_retry_wait)

@@ -35,8 +35,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from runiq.errors import ProviderError, ProviderUnavailableError, RagConfigurationError, call_translated, invalid_fields
 from runiq.logging import get_logger
@@ -51,6 +49,8 @@ from runiq_sentence_transformers.options import (
 )
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
     from sentence_transformers import CrossEncoder
 
 __all__ = [
@@ -132,6 +132,8 @@ class CrossEncoderReranking:
 
 def sigmoid(logits: npt.ArrayLike) -> npt.NDArray[np.float64]:
     """``1 / (1 + exp(-x))`` elementwise, as ``(1 + tanh(x / 2)) / 2``: no overflow, exactly 0.5 at 0."""
+    import numpy as np  # here, not at import: registering the provider does not need numpy
+
     values = np.asarray(logits, dtype=np.float64)
     return 0.5 * (1.0 + np.tanh(0.5 * values))
 
@@ -170,6 +172,8 @@ class CrossEncoderReranker:
         return sigmoid(logits)
 
     def _logits(self, pairs: Sequence[tuple[str, str]]) -> npt.NDArray[np.float64] | None:
+        import numpy as np
+
         try:
             raw = self._model.predict(
                 list(pairs),

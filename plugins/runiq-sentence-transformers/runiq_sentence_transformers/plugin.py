@@ -9,13 +9,16 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
 
 from runiq.rag.providers import ProviderRegistry, hookimpl
 
 from runiq_sentence_transformers.cross_encoder import CrossEncoderOptions, open_cross_encoder
-from runiq_sentence_transformers.embedder import SentenceTransformerEmbedder
 from runiq_sentence_transformers.loading import load_model, resolve_model_path
 from runiq_sentence_transformers.options import PROVIDER_NAME, SentenceTransformerOptions
+
+if TYPE_CHECKING:
+    from runiq_sentence_transformers.embedder import SentenceTransformerEmbedder
 
 __all__ = ["open_sentence_transformer", "runiq_register_providers"]
 
@@ -29,7 +32,9 @@ async def open_sentence_transformer(options: SentenceTransformerOptions) -> Asyn
         ProviderUnavailableError: the model could not be loaded (broken files, unavailable device).
     """
     path = await asyncio.to_thread(resolve_model_path, options)
-    model = await asyncio.to_thread(load_model, path, options.device)
+    model = await asyncio.to_thread(load_model, path, options.device)  # imports sentence-transformers and numpy
+    from runiq_sentence_transformers.embedder import SentenceTransformerEmbedder
+
     yield SentenceTransformerEmbedder(
         model, model_name=options.identity, batch_size=options.batch_size, normalize=options.normalize
     )

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from enum import StrEnum
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, TypeAlias, runtime_checkable
 
-import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    FloatMatrix: TypeAlias = npt.NDArray[np.float32]
+    FloatVector: TypeAlias = npt.NDArray[np.float32]
 
 __all__ = ["EmbeddingClient", "EmbeddingInputKind", "FloatMatrix", "FloatVector"]
-
-FloatMatrix = npt.NDArray[np.float32]
-FloatVector = npt.NDArray[np.float32]
 
 
 class EmbeddingInputKind(StrEnum):
@@ -41,3 +42,16 @@ class EmbeddingClient(Protocol):
     def dimensions(self) -> int: ...
 
     async def embed(self, texts: Sequence[str], kind: EmbeddingInputKind) -> FloatMatrix: ...
+
+
+if not TYPE_CHECKING:  # hidden from type checkers, which read the aliases above
+
+    def __getattr__(name: str) -> object:
+        """The array aliases load numpy on first use (PEP 562): modules that only annotate with them
+        import them under ``TYPE_CHECKING``, so importing the embedding boundary does not load numpy."""
+        if name in ("FloatMatrix", "FloatVector"):
+            import numpy as np
+            import numpy.typing as npt
+
+            return npt.NDArray[np.float32]
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from runiq.errors import first_leaf
-from runiq.rag.embeddings.base import EmbeddingClient, EmbeddingInputKind, FloatMatrix, FloatVector
+from runiq.rag.embeddings.base import EmbeddingClient, EmbeddingInputKind
 from runiq.rag.errors import ProviderResponseError, ProviderTimeoutError, RagConfigurationError
+
+if TYPE_CHECKING:
+    from runiq.rag.embeddings.base import FloatMatrix, FloatVector
 
 __all__ = [
     "DEFAULT_EMBEDDING_BATCH_SIZE",
@@ -81,6 +83,8 @@ class EmbeddingBatcher:
         return self._timeout
 
     async def embed(self, texts: Sequence[str], kind: EmbeddingInputKind = EmbeddingInputKind.DOCUMENT) -> FloatMatrix:
+        import numpy as np  # loaded by then: the client returns numpy arrays
+
         dims = self._client.dimensions
         if not texts:
             return np.empty((0, dims), dtype=np.float32)
@@ -118,6 +122,8 @@ class EmbeddingBatcher:
                 timed_out = True  # raised below, outside the handler: nothing of the provider's is chained
         if timed_out:
             raise ProviderTimeoutError(self._provider, self._timeout)
+        import numpy as np
+
         matrix = np.asarray(result, dtype=np.float32)
         if matrix.ndim != 2 or matrix.shape[0] != len(batch):
             raise ProviderResponseError(

@@ -26,12 +26,14 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from runiq.rag.embeddings.base import EmbeddingInputKind, FloatMatrix
+from runiq.rag.embeddings.base import EmbeddingInputKind
 from runiq.rag.errors import RagConfigurationError
 from runiq.rag.lexical.options import DEFAULT_ANALYZER
+
+if TYPE_CHECKING:
+    from runiq.rag.embeddings.base import FloatMatrix
 
 __all__ = ["DEFAULT_DIMENSIONS", "HashingEmbedder", "HashingEmbedding", "hashing_features"]
 
@@ -93,6 +95,8 @@ class HashingEmbedder:
         return await asyncio.to_thread(self.embed_sync, texts)
 
     def embed_sync(self, texts: Sequence[str]) -> FloatMatrix:
+        import numpy as np  # imported when the host opened the provider (off the event loop)
+
         out = np.zeros((len(texts), self._dims), dtype=np.float32)
         for row, text in enumerate(texts):
             for feature, count in hashing_features(text).items():

@@ -11,13 +11,17 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
-import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 __all__ = ["BucketFilter", "SeenDigests", "bucket_of", "document_digest"]
 
-_DIGEST = np.dtype("<u8")
+# numpy is imported where it is used: a shared run has opened its store and embedder (numpy) by then,
+# and building a host (``runiq status``) does not need it.
+_DIGEST = "<u8"
 
 
 def document_digest(document_id: str) -> int:
@@ -45,6 +49,8 @@ class BucketFilter:
         return True
 
     def digests(self) -> bytes:
+        import numpy as np
+
         return np.array(sorted(self._seen), dtype=_DIGEST).tobytes()
 
 
@@ -52,6 +58,8 @@ class SeenDigests:
     """The union of every bucket's recorded digests: what the whole run saw."""
 
     def __init__(self, recorded: Iterable[bytes]) -> None:
+        import numpy as np
+
         arrays = [np.frombuffer(raw, dtype=_DIGEST) for raw in recorded]
         self._digests: npt.NDArray[np.uint64] = np.unique(np.concatenate(arrays)) if arrays else np.empty(0, _DIGEST)
 
@@ -60,6 +68,8 @@ class SeenDigests:
 
     def unseen(self, document_ids: Sequence[str]) -> list[str]:
         """The ids among ``document_ids`` that no bucket saw."""
+        import numpy as np
+
         digests = np.array([document_digest(d) for d in document_ids], dtype=_DIGEST)
         known = np.isin(digests, self._digests, assume_unique=False)
         return [document_id for document_id, seen in zip(document_ids, known, strict=True) if not seen]

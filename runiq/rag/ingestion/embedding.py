@@ -12,16 +12,17 @@ documents after it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING, TypeAlias
 
 from runiq.logging import get_logger
 from runiq.rag.chunking.context import chunk_indexed_text
-from runiq.rag.embeddings.base import FloatMatrix
 from runiq.rag.embeddings.batching import EmbeddingBatcher
 from runiq.rag.errors import ProviderTimeoutError, ProviderUnavailableError
 from runiq.rag.ingestion.preparing import Pending
 from runiq.rag.ingestion.progress import ProgressTracker
+
+if TYPE_CHECKING:
+    from runiq.rag.embeddings.base import FloatMatrix
 
 __all__ = ["GroupEmbedder", "Vectors", "empty_vectors"]
 
@@ -31,10 +32,12 @@ log = get_logger(__name__)
 _PROVIDER_WIDE = (ProviderTimeoutError, ProviderUnavailableError)
 _OUTAGE_CALLS = 2
 
-Vectors = FloatMatrix | Exception | None  # a document's vectors, its failure, or None (no embedder)
+Vectors: TypeAlias = "FloatMatrix | Exception | None"  # a document's vectors, its failure, or None (no embedder)
 
 
 def empty_vectors(dims: int) -> FloatMatrix:
+    import numpy as np  # loaded by then: the run opened its store and embedder
+
     return np.empty((0, dims), dtype=np.float32)
 
 

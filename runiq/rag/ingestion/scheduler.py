@@ -13,8 +13,6 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from croniter import croniter
-
 from runiq.logging import get_logger
 from runiq.rag.errors import IngestionConflictError
 from runiq.rag.ingestion.manager import RagIngestionManager
@@ -34,6 +32,8 @@ def _local_now() -> datetime:
 
 def next_fire_time(schedule: str, after: datetime, time_zone: str | None) -> datetime:
     """The next time strictly after ``after`` that matches ``schedule`` in the given (or local) zone."""
+    from croniter import croniter  # imported when the strategy's schedule was validated (build time)
+
     if time_zone:
         nxt: datetime = croniter(schedule, after.astimezone(ZoneInfo(time_zone))).get_next(datetime)
         return nxt

@@ -10,8 +10,6 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from croniter import croniter
-
 from runiq.errors import call_translated, replacing
 from runiq.rag.errors import RagConfigurationError
 
@@ -82,6 +80,8 @@ def normalise_schedule(expression: str) -> str:
     """Collapse whitespace and validate a five-field cron expression (numbers, ``* , - /`` only)."""
     if not isinstance(expression, str):
         raise RagConfigurationError("A cron schedule must be a string.")
+    from croniter import croniter  # here, not at import: only a cron strategy needs it
+
     fields = expression.split()
     normalised = " ".join(fields)
     if (

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from runiq._lazy import lazy_names
 from runiq.rag.lexical.analysed import AnalysedQuery, analyse_query
-from runiq.rag.lexical.bm25 import BM25Parameters, bm25_idf, bm25_length_norm, bm25_term_score
-from runiq.rag.lexical.engine import BM25Index
 from runiq.rag.lexical.options import DEFAULT_ANALYZER, LexicalOptions
 from runiq.rag.lexical.query import LexicalQuery, parse_lexical_query
 from runiq.rag.lexical.stemming import resolve_stemmer
 from runiq.rag.lexical.stopwords import ENGLISH_STOPWORDS, resolve_stopwords
 from runiq.rag.lexical.tokenizer import Analysis, Analyzer, primary_tokens, tokenize
+
+if TYPE_CHECKING:
+    from runiq.rag.lexical.bm25 import BM25Parameters, bm25_idf, bm25_length_norm, bm25_term_score
+    from runiq.rag.lexical.engine import BM25Index
 
 __all__ = [
     "DEFAULT_ANALYZER",
@@ -31,3 +36,17 @@ __all__ = [
     "resolve_stopwords",
     "tokenize",
 ]
+
+if not TYPE_CHECKING:  # hidden from type checkers, which would otherwise accept any attribute
+    # These modules import numpy, which tokenising (the lexical-overlap reranker, a store's analyzer
+    # options) does not need.
+    __getattr__, __dir__ = lazy_names(
+        __name__,
+        {
+            "BM25Index": "runiq.rag.lexical.engine",
+            "BM25Parameters": "runiq.rag.lexical.bm25",
+            "bm25_idf": "runiq.rag.lexical.bm25",
+            "bm25_length_norm": "runiq.rag.lexical.bm25",
+            "bm25_term_score": "runiq.rag.lexical.bm25",
+        },
+    )

@@ -23,6 +23,7 @@ from runiq.rag.loaders.base import (
 from runiq.rag.loaders.builder import MarkdownBuilder, one_line
 from runiq.rag.loaders.builtin import BUILTIN_LOADERS, builtin_registry, register_builtin_loaders
 from runiq.rag.loaders.csv_loader import CsvLoader, TsvLoader
+from runiq.rag.loaders.deferred import import_when_loading
 from runiq.rag.loaders.encoding import decode_text
 from runiq.rag.loaders.errors import DocumentLoadError, LoadFailureCode
 from runiq.rag.loaders.html_loader import HtmlLoader
@@ -69,6 +70,7 @@ __all__ = [
     "guarded",
     "loads_in_thread",
     "markdown_headings",
+    "import_when_loading",
     "one_line",
     "open_zip",
     "parser_failures",

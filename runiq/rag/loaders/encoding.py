@@ -15,8 +15,7 @@ from __future__ import annotations
 import codecs
 import re
 
-from charset_normalizer import from_bytes
-
+from runiq.rag.loaders.deferred import import_when_loading
 from runiq.rag.loaders.errors import DocumentLoadError, LoadFailureCode
 
 __all__ = ["decode_text"]
@@ -32,6 +31,7 @@ _WESTERN_DEFAULT = "cp1252"
 # Control characters that text does not use (tab, newlines, form feed and escape are allowed); more
 # than one in a hundred characters, or any NUL, means the bytes are not text in that encoding.
 _CONTROL = re.compile("[\x01-\x08\x0e-\x1a\x1c-\x1f]")
+import_when_loading("charset_normalizer")
 
 
 def decode_text(data: bytes) -> tuple[str, str]:
@@ -52,6 +52,8 @@ def decode_text(data: bytes) -> tuple[str, str]:
 
 
 def _detected(data: bytes) -> str:
+    from charset_normalizer import from_bytes
+
     western = from_bytes(data, cp_isolation=[_WESTERN_DEFAULT]).best()
     if western is not None and western.chaos == 0:
         return _WESTERN_DEFAULT

@@ -11,15 +11,17 @@ tree is iterative: a page nested a hundred thousand levels deep cannot exhaust t
 from __future__ import annotations
 
 import codecs
-
-from bs4 import BeautifulSoup
-from bs4.dammit import EncodingDetector
-from bs4.element import NavigableString, Tag
+from typing import TYPE_CHECKING
 
 from runiq.rag.documents import MetadataValue
 from runiq.rag.loaders.base import LoadedDocument, LoadOptions, guarded, parser_failures
 from runiq.rag.loaders.builder import MarkdownBuilder, one_line
+from runiq.rag.loaders.deferred import import_when_loading
 from runiq.rag.loaders.encoding import decode_text
+
+if TYPE_CHECKING:
+    from bs4 import BeautifulSoup
+    from bs4.element import Tag
 
 __all__ = ["HtmlLoader"]
 
@@ -38,6 +40,7 @@ _HEADINGS = {f"h{level}": level for level in range(1, 7)}
 _CELLS = frozenset({"td", "th"})
 _EXIT = object()  # marks the end of a block on the walk's stack
 _FAILURES = parser_failures()
+import_when_loading("bs4", "bs4.dammit", "bs4.element")
 
 
 class HtmlLoader:
@@ -51,6 +54,8 @@ class HtmlLoader:
 
 
 def _load(text: str, encoding: str) -> LoadedDocument:
+    from bs4 import BeautifulSoup
+
     soup = BeautifulSoup(text, "html.parser")
     builder = MarkdownBuilder()
     _Walk(builder).run(_main(soup))
@@ -59,6 +64,8 @@ def _load(text: str, encoding: str) -> LoadedDocument:
 
 def _decode(data: bytes) -> tuple[str, str]:
     """A byte-order mark, else the document's own ``<meta charset>``, else detection."""
+    from bs4.dammit import EncodingDetector
+
     has_bom = data.startswith((codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
     declared = None if has_bom else EncodingDetector.find_declared_encoding(data, is_html=True)
     if declared:
@@ -70,6 +77,8 @@ def _decode(data: bytes) -> tuple[str, str]:
 
 
 def _main(soup: BeautifulSoup) -> Tag:
+    from bs4.element import Tag
+
     main = soup.find("main")
     if isinstance(main, Tag):
         return main
@@ -84,6 +93,8 @@ def _title(soup: BeautifulSoup) -> str | None:
 
 
 def _metadata(soup: BeautifulSoup, encoding: str) -> dict[str, MetadataValue]:
+    from bs4.element import Tag
+
     metadata: dict[str, MetadataValue] = {"encoding": encoding}
     author = soup.find("meta", attrs={"name": "author"})
     if isinstance(author, Tag) and isinstance(content := author.get("content"), str) and one_line(content):
@@ -109,6 +120,8 @@ class _Walk:
         self._inline: list[str] = []
 
     def run(self, root: Tag) -> None:
+        from bs4.element import NavigableString, Tag
+
         stack: list[tuple[object, bool]] = [(root, root.name in {"main", "article"})]
         while stack:
             node, inside_content = stack.pop()

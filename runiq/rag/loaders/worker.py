@@ -2,7 +2,8 @@
 
 A warm supervisor that forks one short-lived child per file. The supervisor reads length-prefixed
 requests on stdin (a pickle of the loader, the bytes, the options and the character budget, from its
-own parent), unpickles them (so loader modules are imported once, before the fork), forks, and waits
+own parent), unpickles them (so loader modules, and the parsers they import when loading, are imported
+once, before the fork: :mod:`runiq.rag.loaders.deferred`), forks, and waits
 for the child's reply until the time budget is spent; then it kills the child (``SIGKILL``) and
 answers ``timeout``. The child caps its address space (``RLIMIT_AS``: a decompression bomb that slips
 past the size checks ends in ``MemoryError``, reported as ``too_large``) and its CPU time, runs the
@@ -32,6 +33,7 @@ import time
 from typing import IO, Any
 
 from runiq.rag.loaders.base import LoadedDocument, LoadOptions
+from runiq.rag.loaders.deferred import import_deferred
 from runiq.rag.loaders.errors import DocumentLoadError, LoadFailureCode
 
 __all__ = ["HEADER", "encode_document", "load_checked", "main", "read_frame", "write_frame"]
@@ -173,6 +175,7 @@ class _Supervisor:
             request = pickle.loads(payload)  # noqa: S301 - our parent's request, never document data
         except Exception:
             return _failure(LoadFailureCode.FAILED)  # a loader class this interpreter cannot import
+        import_deferred()  # the parsers the loader's module imports when it loads, once, before the fork
         read_fd, write_fd = os.pipe()
         pid = os.fork()
         if pid == 0:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from runiq._lazy import lazy_names
 from runiq.rag.stores.base import (
     BulkDocumentWriter,
     DistanceMetric,
@@ -15,7 +18,9 @@ from runiq.rag.stores.base import (
     StoreHit,
     VectorStore,
 )
-from runiq.rag.stores.memory import InMemoryVectorStore, InMemoryVectorStoreSelection
+
+if TYPE_CHECKING:
+    from runiq.rag.stores.memory import InMemoryVectorStore, InMemoryVectorStoreSelection
 
 __all__ = [
     "BulkDocumentWriter",
@@ -32,3 +37,13 @@ __all__ = [
     "StoredDocument",
     "VectorStore",
 ]
+
+if not TYPE_CHECKING:  # hidden from type checkers, which would otherwise accept any attribute
+    # The in-memory store's module imports numpy and the BM25 engine; the boundary protocols do not.
+    __getattr__, __dir__ = lazy_names(
+        __name__,
+        {
+            "InMemoryVectorStore": "runiq.rag.stores.memory",
+            "InMemoryVectorStoreSelection": "runiq.rag.stores.memory",
+        },
+    )

@@ -9,10 +9,12 @@ import time
 from dataclasses import dataclass
 
 from runiq.rag.loaders.base import LoadedDocument, LoadOptions
+from runiq.rag.loaders.deferred import import_when_loading
 from runiq.rag.testing.fakes import CANARY
 
 __all__ = [
     "CrashingLoader",
+    "DeferredImportProbe",
     "HungryLoader",
     "LeakyLoader",
     "NoisyLoader",
@@ -20,6 +22,9 @@ __all__ = [
     "SleepyLoader",
     "SpinningLoader",
 ]
+
+_PROBED = "graphlib"  # a standard-library module nothing else imports
+import_when_loading(_PROBED)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,3 +88,11 @@ class SleepyLoader(_Fake):
     def load(self, data: bytes, *, options: LoadOptions) -> LoadedDocument:
         time.sleep(len(data) / 10)
         return LoadedDocument(text="slept")
+
+
+class DeferredImportProbe(_Fake):
+    """Answers whether the module its module names with ``import_when_loading`` was imported before
+    ``load`` began (in a worker: by the supervisor, before it forked the child)."""
+
+    def load(self, data: bytes, *, options: LoadOptions) -> LoadedDocument:
+        return LoadedDocument(text="imported" if _PROBED in sys.modules else "not imported")

@@ -27,7 +27,14 @@ from runiq.rag.loaders import (
     PlainTextLoader,
 )
 from runiq.rag.testing import CANARY
-from runiq.rag.testing.loader_fakes import CrashingLoader, HungryLoader, LeakyLoader, NoisyLoader, SpinningLoader
+from runiq.rag.testing.loader_fakes import (
+    CrashingLoader,
+    DeferredImportProbe,
+    HungryLoader,
+    LeakyLoader,
+    NoisyLoader,
+    SpinningLoader,
+)
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -97,6 +104,14 @@ async def test_a_crashing_parser_fails_only_its_file(pool: LoaderPool) -> None:
     error, _ = await _failure(pool, CrashingLoader(), b"x")
     assert error.code is LoadFailureCode.FAILED
     assert (await pool.load(PlainTextLoader(), b"after the crash")).text == "after the crash"
+
+
+async def test_what_a_loader_imports_when_loading_is_imported_before_the_fork(pool: LoaderPool) -> None:
+    """The supervisor imports the parsers loader modules name with ``import_when_loading`` once, so a
+    file's child starts with them (importing pypdf or openpyxl per file costs 0.1-0.25 s of CPU)."""
+    assert "graphlib" not in sys.modules  # the host process registers and pickles loaders without importing them
+    assert (await pool.load(DeferredImportProbe(), b"x")).text == "imported"
+    assert DeferredImportProbe().load(b"x", options=LoadOptions()).text == "not imported"
 
 
 async def test_failures_say_nothing_about_the_content(pool: LoaderPool) -> None:

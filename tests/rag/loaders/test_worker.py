@@ -7,7 +7,7 @@ import resource
 
 import pytest
 
-from runiq.rag.loaders import worker
+from runiq.rag.loaders import deferred, worker
 
 
 def test_a_limit_the_system_refuses_is_skipped(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -31,3 +31,12 @@ def test_frames_round_trip_and_end_cleanly() -> None:
     stream.seek(0)
     assert [worker.read_frame(stream), worker.read_frame(stream), worker.read_frame(stream)] == [b"payload", b"", None]
     assert worker.read_frame(io.BytesIO(worker.HEADER.pack(10) + b"short")) is None
+
+
+def test_a_deferred_import_that_fails_is_left_to_the_loader(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The supervisor must keep serving: the loader's own import fails its file (``failed``)."""
+    monkeypatch.setattr(deferred, "_pending", [])
+    deferred.import_when_loading("runiq_no_such_parser", "colorsys", "colorsys")
+    assert deferred._pending == ["runiq_no_such_parser", "colorsys"]
+    deferred.import_deferred()
+    assert deferred._pending == []
