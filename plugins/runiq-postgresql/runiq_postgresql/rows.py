@@ -54,8 +54,8 @@ def _text(value: str) -> str:
 def row_columns(with_vectors: bool) -> tuple[str, ...]:
     """The chunk-table columns of a prepared row, in row order: :func:`prepare_many` builds all but
     the last four, :func:`add_terms` appends ``term_count, lexemes, identifiers`` and
-    :func:`add_row_ids` the ``row_id`` the store reserved (the postings table refers to it). COPY
-    and ``insert_chunk`` both use it."""
+    :func:`add_row_ids` the ``row_id`` the store reserved (the postings table refers to it): the
+    columns COPY writes."""
     return (
         "document_id",
         "chunk_id",

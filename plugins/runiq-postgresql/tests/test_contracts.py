@@ -35,10 +35,3 @@ class TestPostgresLexical(LexicalSearchContract):
             yield store
 
 
-class TestPostgresLexicalBulk(LexicalSearchContract):
-    """Lexical contract with every write going through binary COPY."""
-
-    @pytest.fixture
-    async def store(self, options: PostgresStoreOptions) -> AsyncIterator[PostgresVectorStore]:
-        async with PostgresVectorStore(options.model_copy(update={"bulk_copy_threshold": 1})) as store:
-            yield store
