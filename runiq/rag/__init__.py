@@ -69,9 +69,11 @@ from runiq.rag.ingestion.operation import (
     RagIndexStatus,
     RagIngestionFailure,
     RagIngestionOperation,
+    RagIngestionPhase,
     RagIngestionProgress,
     RagIngestionReason,
     RagIngestionState,
+    RagIngestionThroughput,
 )
 from runiq.rag.ingestion.strategies import IngestionBuilder, IngestionStrategy, IngestionStrategyKind
 from runiq.rag.lexical import LexicalQuery, parse_lexical_query
@@ -237,9 +239,11 @@ __all__ = [
     "RagIngestionFailure",
     "RagIngestionManager",
     "RagIngestionOperation",
+    "RagIngestionPhase",
     "RagIngestionProgress",
     "RagIngestionReason",
     "RagIngestionState",
+    "RagIngestionThroughput",
     "RagNoContextReason",
     "RagObservabilityOptions",
     "RagObservabilityRedactor",

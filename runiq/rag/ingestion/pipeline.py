@@ -1,11 +1,13 @@
-"""The incremental ingestion pipeline: source -> prepare -> embed -> write, as three overlapping stages.
+"""The incremental ingestion pipeline: source -> prepare -> embed -> write, as overlapping stages.
 
 Sources stream their documents; a window of them has its stored hashes looked up at once, then is
 hashed and chunked in a worker thread (:mod:`preparing`) into groups that fill the embedder's
-concurrent batches. Each group is embedded (:mod:`embedding`) while the group before it is written
-(:mod:`writing`, one transaction per group where the store offers bulk writes) and the one after it
-is prepared. The queues between the stages hold one group each, so memory is bounded by a few groups
-and the slowest stage sets the pace: a local model's speed, or the store's with a fast embedder.
+concurrent batches. Each group is embedded (:mod:`embedding`) while earlier groups are written
+(:mod:`writing`) and later ones prepared. A write takes every embedded group waiting for it, up to
+:data:`WRITE_CHUNKS` chunks, in one transaction where the store offers bulk writes; two writes run at
+once, so one's CPU work (a store tokenising, encoding rows) overlaps the other's time in the database.
+The queues between the stages are bounded, so memory is bounded by a few thousand chunks and the
+slowest stage sets the pace: a local model's speed, or the store's with a fast embedder.
 
 Incremental by content hash: the hash covers the document content and the configuration that turns
 it into chunks and vectors (chunking options, embedding model, dimension, metric), so an unchanged
@@ -13,19 +15,23 @@ document is neither re-chunked nor re-embedded, and a configuration change re-in
 document is replaced atomically, so a crash or cancellation leaves every document at its old version or
 its new one. A document that failed keeps its previous version. After every source has been read to the
 end, stored documents that no source delivered (nor reported as failed) are deleted; a source that
-fails, or a cancelled run, deletes nothing. Seen ids are kept as 8-byte digests and the stored ids are
-paged through, so a run never holds every id's text.
+fails, or a cancelled run, deletes nothing. Seen ids are kept as 8-byte hashes in a sorted array and
+the stored ids are paged through, so a run never holds every id's text.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
+from array import array
+from bisect import bisect_left
 from collections.abc import AsyncIterator, Sequence
+
+import numpy as np
 
 from runiq.errors import first_leaf
 from runiq.rag.documents import RagDocument
 from runiq.rag.ingestion.embedding import GroupEmbedder, Vectors
+from runiq.rag.ingestion.operation import RagIngestionPhase
 from runiq.rag.ingestion.preparing import Pending, Unusable, prepare_some
 from runiq.rag.ingestion.progress import ProgressTracker, safe_id
 from runiq.rag.ingestion.writing import GroupWriter
@@ -35,34 +41,52 @@ from runiq.rag.sources.base import SourceFailure
 
 __all__ = ["IngestionPipeline", "ProgressTracker", "safe_id"]
 
-_WINDOW_DOCUMENTS = 256  # documents whose stored hashes are looked up in one call
+_WINDOW_DOCUMENTS = 1024  # documents whose stored hashes are looked up in one call
+_WINDOW_CHARACTERS = 1 << 24  # or fewer, when their content adds up to this many characters
 _ID_PAGE = 1000  # stored ids read (and stale ones deleted) per call
+EMBED_GROUP_CHUNKS = 1024  # chunks per embedding call, at least (more when the batches need more)
+# A write takes every embedded group waiting for it, up to about this many chunks: one transaction per
+# few thousand chunks when the store is the slowest stage, one per group when the embedder is.
+WRITE_CHUNKS = 4096
+_WRITERS = 2  # writes in flight at once
 
 _Group = list[Pending]
 _Embedded = tuple[_Group, list[Vectors]]
 
 
 class _SeenIds:
-    """Document ids delivered or reported this run, as 64-bit digests (a collision only keeps a stale document)."""
+    """Document ids delivered or reported this run, as their 64-bit ``hash`` (keyed per process; a
+    collision only keeps a stale document): the newest in a small set, the rest merged into one sorted
+    array of 8 bytes per id."""
+
+    _RECENT = 8192  # hashes held in the set before they are merged into the array
 
     def __init__(self) -> None:
-        self._digests: set[int] = set()
-
-    @staticmethod
-    def _digest(document_id: str) -> int:
-        raw = hashlib.blake2b(document_id.encode("utf-8", "surrogatepass"), digest_size=8).digest()
-        return int.from_bytes(raw, "little")
+        self._recent: set[int] = set()
+        self._merged = array("q")
 
     def add(self, document_id: str) -> bool:
         """Record an id; False when it was already seen."""
-        digest = self._digest(document_id)
-        if digest in self._digests:
+        digest = hash(document_id)
+        if self._has(digest):
             return False
-        self._digests.add(digest)
+        self._recent.add(digest)
+        if len(self._recent) >= self._RECENT:
+            recent = np.fromiter(self._recent, dtype=np.int64, count=len(self._recent))
+            merged = np.sort(np.concatenate((np.frombuffer(self._merged, dtype=np.int64), recent)))
+            self._merged = array("q", merged.tobytes())
+            self._recent.clear()
         return True
 
     def __contains__(self, document_id: str) -> bool:
-        return self._digest(document_id) in self._digests
+        return self._has(hash(document_id))
+
+    def _has(self, digest: int) -> bool:
+        if digest in self._recent:
+            return True
+        merged = self._merged
+        at = bisect_left(merged, digest)
+        return at < len(merged) and merged[at] == digest
 
 
 class IngestionPipeline:
@@ -73,21 +97,27 @@ class IngestionPipeline:
         self._tracker = tracker
         self._name = resources.definition.name
         definition = resources.definition
-        # One group fills every concurrent embedding batch once.
-        self._group_chunks = definition.embedding_batch_size * definition.embedding_concurrency
-        self._embedder = GroupEmbedder(resources.embedder, tracker, self._name)
+        # A group fills every concurrent embedding batch at least once, and holds enough chunks for the
+        # batcher's sort by length to give batches of similar texts (a local model then pads little).
+        concurrent_batches = definition.embedding_batch_size * definition.embedding_concurrency
+        self._group_chunks = max(concurrent_batches, EMBED_GROUP_CHUNKS)
+        self._embedder = GroupEmbedder(resources.embedder, tracker, self._name, part_chunks=concurrent_batches)
         self._writer = GroupWriter(resources, tracker)
 
     async def run(self) -> None:
         """Every source to the end, then the stale documents deleted."""
         await self._resources.store.ensure_index(self._resources.spec)
         seen = _SeenIds()
+        self._tracker.phase = RagIngestionPhase.INGESTING
         await self._flow(self._from_sources(seen))
+        self._tracker.phase = RagIngestionPhase.DELETING
         await self._delete_stale(seen)
 
     async def ingest(self, documents: Sequence[RagDocument]) -> None:
         """Some documents through the same stages (incremental, atomic per document); nothing is deleted."""
         await self._resources.store.ensure_index(self._resources.spec)
+        self._tracker.phase = RagIngestionPhase.INGESTING
+        self._tracker.expect(len(documents))
         seen = _SeenIds()
         unique: list[RagDocument] = []
         for document in documents:
@@ -110,6 +140,7 @@ class IngestionPipeline:
 
     async def _from_sources(self, seen: _SeenIds) -> AsyncIterator[list[RagDocument]]:
         window: list[RagDocument] = []
+        characters = 0
         for source in self._resources.definition.sources:
             async for item in source.stream():
                 self._tracker.add(discovered_documents=1)
@@ -120,21 +151,24 @@ class IngestionPipeline:
                     self._tracker.fail(item.document_id, "duplicate_document_id", source.source_kind)
                 else:
                     window.append(item)
-                    if len(window) >= _WINDOW_DOCUMENTS:
+                    characters += len(item.content)
+                    if len(window) >= _WINDOW_DOCUMENTS or characters >= _WINDOW_CHARACTERS:
                         yield window
-                        window = []
+                        window, characters = [], 0
+        self._tracker.expect(self._tracker.progress.discovered_documents)  # every source read to the end
         if window:
             yield window
 
     async def _flow(self, windows: AsyncIterator[list[RagDocument]]) -> None:
         to_embed: asyncio.Queue[_Group | None] = asyncio.Queue(maxsize=1)
-        to_write: asyncio.Queue[_Embedded | None] = asyncio.Queue(maxsize=1)
+        to_write: asyncio.Queue[_Embedded | None] = asyncio.Queue(maxsize=max(1, WRITE_CHUNKS // self._group_chunks))
         failure: BaseException | None = None
         try:
             async with asyncio.TaskGroup() as stages:
                 stages.create_task(self._prepare_stage(windows, to_embed))
                 stages.create_task(self._embed_stage(to_embed, to_write))
-                stages.create_task(self._write_stage(to_write))
+                for _ in range(_WRITERS):
+                    stages.create_task(self._write_stage(to_write))
         except BaseExceptionGroup as group:
             failure = first_leaf(group)
         if failure is not None:
@@ -183,12 +217,25 @@ class IngestionPipeline:
             with stage_span("embed", index=self._name, items=_chunks(group)):
                 vectors = await self._embedder.embed(group)
             await out.put((group, vectors))
-        await out.put(None)
+        for _ in range(_WRITERS):
+            await out.put(None)
 
     async def _write_stage(self, source: asyncio.Queue[_Embedded | None]) -> None:
-        while (item := await source.get()) is not None:
-            with stage_span("write", index=self._name, items=len(item[0])):
-                await self._writer.write(*item)
+        """Until its end marker (each writer gets one): every group waiting, up to WRITE_CHUNKS, per write."""
+        done = False
+        while not done and (item := await source.get()) is not None:
+            group, vectors = list(item[0]), list(item[1])
+            chunks = _chunks(group)
+            while chunks < WRITE_CHUNKS and not source.empty():
+                more = source.get_nowait()
+                if more is None:
+                    done = True
+                    break
+                group += more[0]
+                vectors += more[1]
+                chunks += _chunks(more[0])
+            with stage_span("write", index=self._name, items=len(group)):
+                await self._writer.write(group, vectors)
 
     async def _delete_stale(self, seen: _SeenIds) -> None:
         store = self._resources.store

@@ -20,7 +20,7 @@ import re
 import stat
 from collections.abc import AsyncIterator, Generator, Iterator
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from runiq.errors import call_translated, replacing
 from runiq.rag.documents import RagDocument
@@ -178,18 +178,28 @@ def _read_at_most(fd: int, count: int, *, expected: int) -> bytes:
 
 
 def _document(relative: str, text: str) -> RagDocument | SourceFailure:
-    name = PurePosixPath(relative)
-    suffix = name.suffix.lower()
+    stem, suffix = _stem_and_suffix(relative)
+    suffix = suffix.lower()
     try:
         return RagDocument(
             document_id=relative,
             content=text,
             content_type=_CONTENT_TYPES.get(suffix, "text/plain"),
-            title=name.stem,
-            metadata={"title": name.stem, "extension": suffix.lstrip(".")} if suffix else {"title": name.stem},
+            title=stem,
+            metadata={"title": stem, "extension": suffix.lstrip(".")} if suffix else {"title": stem},
         )
     except RagValidationError:
         return SourceFailure(document_id=relative, code="invalid_name")  # a blank file name, for one
+
+
+def _stem_and_suffix(relative: str) -> tuple[str, str]:
+    """``PurePosixPath(relative).stem`` and ``.suffix`` with string operations (a re-ingestion reads every
+    file again, and building a path object per file was a tenth of its time)."""
+    name = relative.rpartition("/")[2]
+    dot = name.rfind(".")
+    if 0 < dot < len(name) - 1:
+        return name[:dot], name[dot:]
+    return name, ""
 
 
 def _document_id(parts: Parts) -> str:

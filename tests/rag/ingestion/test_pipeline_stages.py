@@ -1,0 +1,152 @@
+"""How the stages group work: writes of many embedded groups, isolation of a failing document in parts,
+bounded run state, and the progress a run reports while it goes (phase, totals, embedded chunks)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pytest
+
+from runiq.hosting import Host
+from runiq.rag import (
+    EmbeddingInputKind,
+    HashingEmbedder,
+    InMemoryVectorStore,
+    RagDocument,
+    RagIngestionManager,
+    RagIngestionPhase,
+    RagIngestionState,
+)
+from runiq.rag.embeddings.base import FloatMatrix
+from runiq.rag.ingestion import pipeline as pipeline_module
+from runiq.rag.ingestion.pipeline import _SeenIds
+from runiq.rag.stores.base import DocumentWrite
+
+DIMS = 16
+
+
+class RecordingStore(InMemoryVectorStore):
+    """Records the number of documents of each bulk write."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.bulk_writes: list[int] = []
+
+    async def replace_documents(self, index_name: str, items: Sequence[DocumentWrite]) -> None:
+        self.bulk_writes.append(len(items))
+        await super().replace_documents(index_name, items)
+
+
+class FailOn(HashingEmbedder):
+    """Fails every call holding ``bad``; counts calls and their sizes."""
+
+    def __init__(self, bad: str) -> None:
+        super().__init__(DIMS)
+        self.bad = bad
+        self.sizes: list[int] = []
+
+    async def embed(self, texts: Sequence[str], kind: EmbeddingInputKind) -> FloatMatrix:
+        self.sizes.append(len(texts))
+        if any(self.bad in text for text in texts):
+            raise RuntimeError("rejected")
+        return self.embed_sync(texts)
+
+
+def _documents(n: int) -> list[RagDocument]:
+    return [RagDocument(document_id=f"d{i:04d}", content=f"Document {i} about remote work.") for i in range(n)]
+
+
+def _index(source: Any, embedder: str, store: str | None, batching: tuple[int, int]) -> Callable[[Any], object]:
+    def configure(index: Any) -> object:
+        index.add_source(source).use_embedding(embedder)
+        if store is None:
+            index.use_in_memory_vector_store()
+        else:
+            index.use_vector_store(store)
+        return index.configure_embedding_batching(*batching)
+
+    return configure
+
+
+async def test_a_write_takes_every_embedded_group_waiting_for_it(
+    index_host: Callable[..., Host], source: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a fast embedder the store is the slowest stage: writes grow up to WRITE_CHUNKS documents of one
+    chunk, far more than one embedding group, and every document is written once."""
+    monkeypatch.setattr(pipeline_module, "EMBED_GROUP_CHUNKS", 8)
+    monkeypatch.setattr(pipeline_module, "WRITE_CHUNKS", 64)
+    source.documents = _documents(600)
+    store = RecordingStore()
+    original = store.replace_documents
+
+    async def slow(index_name: str, items: Sequence[DocumentWrite]) -> None:
+        await asyncio.sleep(0.02)  # the database's time: embedded groups queue up meanwhile
+        await original(index_name, items)
+
+    monkeypatch.setattr(store, "replace_documents", slow)
+    host = index_host(
+        _index(source, "fast", "recording", (8, 1)),
+        embeddings={"fast": HashingEmbedder(DIMS)},
+        stores={"recording": store},
+    )
+    async with host:
+        operation = await host.services.get(RagIngestionManager).run("docs")
+    assert operation.state is RagIngestionState.COMPLETED
+    assert sum(store.bulk_writes) == 600 and await store.count("docs") == 600
+    assert max(store.bulk_writes) > 8 and max(store.bulk_writes) <= 64 + 8
+
+
+async def test_one_bad_document_in_a_large_group_costs_a_few_calls(
+    index_host: Callable[..., Host], source: Any
+) -> None:
+    """200 one-chunk documents in one group, batch 10 x 2: the group fails, then its parts of 20 chunks,
+    then the 20 documents of the failing part one by one; the other 199 documents are written."""
+    docs = _documents(200)
+    docs[57] = RagDocument(document_id=docs[57].document_id, content="This one is BAD input.")
+    source.documents = docs
+    embedder = FailOn("BAD")
+    host = index_host(_index(source, "failing", None, (10, 2)), embeddings={"failing": embedder})
+    async with host:
+        operation = await host.services.get(RagIngestionManager).run("docs")
+    p = operation.progress
+    assert operation.state is RagIngestionState.PARTIALLY_COMPLETED
+    assert (p.added_documents, p.failed_documents) == (199, 1)
+    assert [f.document_id for f in operation.failures] == ["d0057"]
+    # at most: the whole group's 20 batches, 10 parts of 2 batches, then the bad part's 20 documents alone;
+    # isolating every document of the group would take 200
+    assert len(embedder.sizes) <= 20 + 10 * 2 + 20
+
+
+async def test_a_run_reports_its_phase_total_and_embedded_chunks_as_it_goes(
+    index_host: Callable[..., Host], source: Any, gated_embedder_type: Any
+) -> None:
+    source.documents = _documents(30)
+    embedder = gated_embedder_type(DIMS)
+    host = index_host(_index(source, "gated", None, (4, 1)), embeddings={"gated": embedder})
+    async with host:
+        manager = host.services.get(RagIngestionManager)
+        started = await manager.start("docs")
+        assert started.phase is RagIngestionPhase.OPENING
+        await asyncio.wait_for(embedder.reached.wait(), 5)
+        running = manager.status("docs").active_operation
+        assert running is not None and running.phase is RagIngestionPhase.INGESTING
+        assert running.progress.expected_documents == 30  # the source was read to its end before embedding
+        assert running.progress.embedded_chunks == 0
+        embedder.release.set()
+        finished = await manager.wait("docs")
+    p = finished.progress
+    assert finished.phase is RagIngestionPhase.FINISHED
+    assert (p.expected_documents, p.discovered_documents, p.processed_documents) == (30, 30, 30)
+    assert p.embedded_chunks == p.produced_chunks == p.produced_embeddings == 30
+    assert finished.throughput().documents_per_second > 0
+
+
+def test_seen_ids_find_duplicates_across_the_merged_array() -> None:
+    seen = _SeenIds()
+    ids = [f"dir{i // 1000}/file{i}.txt" for i in range(20_000)]  # beyond the small set: merged twice
+    assert all(seen.add(i) for i in ids)
+    assert not any(seen.add(i) for i in (ids[0], ids[9_000], ids[-1]))
+    assert all(i in seen for i in ids)
+    assert "dir0/other.txt" not in seen and seen.add("\udcff") and "\udcff" in seen
