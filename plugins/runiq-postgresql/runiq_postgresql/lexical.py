@@ -73,7 +73,7 @@ def _indexable(term: str) -> bool:
 class ChunkTerms:
     """``tsvector`` in PostgreSQL's binary wire format, BM25 length, and the distinct lexemes.
 
-    The binary form is what COPY and ``insert_chunk`` send (the pool registers a pass-through binary
+    The binary form is what COPY sends (the pool registers a pass-through binary
     codec for ``tsvector``): the server copies it in without parsing a literal, which is about half
     the server time of a bulk load. :func:`tsvector_literal` renders it as PostgreSQL prints it.
     ``frequencies[i]`` is the number of positions ``lexemes[i]`` has in the ``tsvector``: its term
@@ -255,7 +255,7 @@ def _binary_entries(wholes: dict[str, list[int]], parts: dict[str, int]) -> tupl
 
 
 _prefixes: dict[str, bytes] = {}  # term -> its UTF-8 bytes and NUL, bounded like the analyzer's word cache
-_PREFIX_CACHE_SIZE = 1 << 17
+_PREFIX_CACHE_SIZE = 1 << 15
 
 
 def _prefix(term: str) -> bytes:
@@ -379,7 +379,7 @@ def identifier_like(word: str) -> bool:
 
 
 _plain_words: set[str] = set()  # words known not to be identifier-like, bounded like the analyzer's cache
-_PLAIN_CACHE_SIZE = 1 << 17
+_PLAIN_CACHE_SIZE = 1 << 15
 # Only short words are remembered: a "word" is whatever lies between whitespace, so text without
 # spaces (Chinese, Japanese, minified code) makes whole paragraphs into words that never recur,
 # and caching those would hold megabytes for nothing.
