@@ -23,6 +23,7 @@ import asyncio
 import json
 from collections import Counter
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -164,6 +165,10 @@ class PostgresVectorStore:
         self._ann_building: set[int] = set()
         self._analyzed: dict[int, int] = {}
         self._worker = TokenisingWorker(self._lexical) if self._options.tokenising_process else None
+        # Rows (and terms without the helper) are prepared in one thread of the store's own: the work holds
+        # the GIL, and each thread of the default pool that built a write's rows kept its own malloc arena
+        # at its peak, growing the ingesting process with the length of the run.
+        self._preparing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="runiq-postgresql-prepare")
         self._blocks = BlockCache()
         self.state = StoreState.CREATED
 
@@ -216,6 +221,7 @@ class PostgresVectorStore:
             return
         self.state = StoreState.CLOSED
         pool, self._pool = self._pool, None
+        self._preparing.shutdown(wait=False)
         if self._worker is not None:
             await self._worker.close()
         if pool is not None:
@@ -420,7 +426,8 @@ class PostgresVectorStore:
         contents = [chunk_content(chunk) for _, chunks, _ in items for chunk in chunks]
         if len(contents) <= _THREAD_PREPARE_CHUNKS:
             return _with_terms(prepare_many(index.spec, items), slice_terms(contents, self._analyzer))
-        rows = asyncio.ensure_future(asyncio.to_thread(prepare_many, index.spec, items))
+        loop = asyncio.get_running_loop()
+        rows = asyncio.ensure_future(loop.run_in_executor(self._preparing, prepare_many, index.spec, items))
         terms = asyncio.ensure_future(self._terms(contents))
         try:
             return _with_terms(await rows, await terms)
@@ -438,7 +445,7 @@ class PostgresVectorStore:
             computed = await self._worker_terms(contents)
             if computed is not None:
                 return computed
-        return await asyncio.to_thread(slice_terms, contents, self._analyzer)
+        return await asyncio.get_running_loop().run_in_executor(self._preparing, slice_terms, contents, self._analyzer)
 
     async def _worker_terms(self, contents: list[str]) -> SliceTerms | None:
         """Lexical terms from the tokenising process, or None (tokenise here) when it is off or gone."""

@@ -33,5 +33,3 @@ class TestPostgresLexical(LexicalSearchContract):
     async def store(self, options: PostgresStoreOptions) -> AsyncIterator[PostgresVectorStore]:
         async with PostgresVectorStore(options) as store:
             yield store
-
-

@@ -112,9 +112,12 @@ class EmbeddingBatcher:
             # One failed batch fails the call with its own error type, raised outside the handler so the
             # group (the other batches' raw exceptions) is not chained to it as __context__.
             raise failed
-        stacked = np.vstack([task.result() for task in tasks])
-        restored: FloatMatrix = np.empty_like(stacked, dtype=np.float32)
-        restored[order] = stacked
+        restored: FloatMatrix = np.empty((len(texts), dims), dtype=np.float32)
+        start = 0
+        for task in tasks:  # each batch's rows straight to the caller's positions: one copy of the vectors
+            rows = task.result()
+            restored[order[start : start + len(rows)]] = rows
+            start += len(rows)
         return restored
 
     async def embed_query(self, text: str) -> FloatVector:

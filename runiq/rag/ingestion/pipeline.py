@@ -32,7 +32,7 @@ from runiq.errors import first_leaf
 from runiq.rag.documents import RagDocument
 from runiq.rag.ingestion.embedding import GroupEmbedder, Vectors
 from runiq.rag.ingestion.operation import RagIngestionPhase
-from runiq.rag.ingestion.preparing import Pending, Unusable, prepare_some
+from runiq.rag.ingestion.preparing import Pending, Unusable, prepare_off_loop
 from runiq.rag.ingestion.progress import ProgressTracker, safe_id
 from runiq.rag.ingestion.writing import GroupWriter
 from runiq.rag.observability.otel import stage_span
@@ -46,8 +46,9 @@ _WINDOW_CHARACTERS = 1 << 24  # or fewer, when their content adds up to this man
 _ID_PAGE = 1000  # stored ids read (and stale ones deleted) per call
 EMBED_GROUP_CHUNKS = 1024  # chunks per embedding call, at least (more when the batches need more)
 # A write takes every embedded group waiting for it, up to about this many chunks: one transaction per
-# few thousand chunks when the store is the slowest stage, one per group when the embedder is.
-WRITE_CHUNKS = 4096
+# two thousand chunks when the store is the slowest stage, one per group when the embedder is. With the
+# two writers, the groups queued for them and the group being embedded, a run holds about 8,000 chunks.
+WRITE_CHUNKS = 2048
 _WRITERS = 2  # writes in flight at once
 
 _Group = list[Pending]
@@ -186,8 +187,7 @@ class IngestionPipeline:
             while position < len(window):
                 room = self._group_chunks - _chunks(group)
                 with stage_span("chunk", index=self._name) as span:
-                    prepared, position = await asyncio.to_thread(
-                        prepare_some,
+                    prepared, position = await prepare_off_loop(
                         window,
                         position,
                         stored,
