@@ -22,11 +22,7 @@ the stored ids are paged through, so a run never holds every id's text.
 from __future__ import annotations
 
 import asyncio
-from array import array
-from bisect import bisect_left
 from collections.abc import AsyncIterator, Sequence
-
-import numpy as np
 
 from runiq.errors import first_leaf
 from runiq.rag.documents import RagDocument
@@ -34,10 +30,11 @@ from runiq.rag.ingestion.embedding import GroupEmbedder, Vectors
 from runiq.rag.ingestion.operation import RagIngestionPhase
 from runiq.rag.ingestion.preparing import Pending, Unusable, prepare_off_loop
 from runiq.rag.ingestion.progress import ProgressTracker, safe_id
+from runiq.rag.ingestion.seen import SeenIds
 from runiq.rag.ingestion.writing import GroupWriter
 from runiq.rag.observability.otel import stage_span
 from runiq.rag.runtime import IndexResources
-from runiq.rag.sources.base import SourceFailure
+from runiq.rag.sources.base import SourceFailure, SourceItem
 
 __all__ = ["IngestionPipeline", "ProgressTracker", "safe_id"]
 
@@ -53,41 +50,6 @@ _WRITERS = 2  # writes in flight at once
 
 _Group = list[Pending]
 _Embedded = tuple[_Group, list[Vectors]]
-
-
-class _SeenIds:
-    """Document ids delivered or reported this run, as their 64-bit ``hash`` (keyed per process; a
-    collision only keeps a stale document): the newest in a small set, the rest merged into one sorted
-    array of 8 bytes per id."""
-
-    _RECENT = 8192  # hashes held in the set before they are merged into the array
-
-    def __init__(self) -> None:
-        self._recent: set[int] = set()
-        self._merged = array("q")
-
-    def add(self, document_id: str) -> bool:
-        """Record an id; False when it was already seen."""
-        digest = hash(document_id)
-        if self._has(digest):
-            return False
-        self._recent.add(digest)
-        if len(self._recent) >= self._RECENT:
-            recent = np.fromiter(self._recent, dtype=np.int64, count=len(self._recent))
-            merged = np.sort(np.concatenate((np.frombuffer(self._merged, dtype=np.int64), recent)))
-            self._merged = array("q", merged.tobytes())
-            self._recent.clear()
-        return True
-
-    def __contains__(self, document_id: str) -> bool:
-        return self._has(hash(document_id))
-
-    def _has(self, digest: int) -> bool:
-        if digest in self._recent:
-            return True
-        merged = self._merged
-        at = bisect_left(merged, digest)
-        return at < len(merged) and merged[at] == digest
 
 
 class IngestionPipeline:
@@ -108,7 +70,7 @@ class IngestionPipeline:
     async def run(self) -> None:
         """Every source to the end, then the stale documents deleted."""
         await self._resources.store.ensure_index(self._resources.spec)
-        seen = _SeenIds()
+        seen = SeenIds()
         self._tracker.phase = RagIngestionPhase.INGESTING
         await self._flow(self._from_sources(seen))
         self._tracker.phase = RagIngestionPhase.DELETING
@@ -119,10 +81,9 @@ class IngestionPipeline:
         await self._resources.store.ensure_index(self._resources.spec)
         self._tracker.phase = RagIngestionPhase.INGESTING
         self._tracker.expect(len(documents))
-        seen = _SeenIds()
         unique: list[RagDocument] = []
-        for document in documents:
-            if seen.add(document.document_id):
+        for document, new in zip(documents, SeenIds().add_all([d.document_id for d in documents]), strict=True):
+            if new:
                 unique.append(document)
             else:
                 self._tracker.fail(document.document_id, "duplicate_document_id")
@@ -139,26 +100,36 @@ class IngestionPipeline:
         for start in range(0, len(document_ids), _ID_PAGE):
             await self._delete(list(document_ids[start : start + _ID_PAGE]))
 
-    async def _from_sources(self, seen: _SeenIds) -> AsyncIterator[list[RagDocument]]:
-        window: list[RagDocument] = []
+    async def _from_sources(self, seen: SeenIds) -> AsyncIterator[list[RagDocument]]:
+        """Windows of new documents; failures and duplicates are recorded a window at a time."""
+        items: list[tuple[SourceItem, str]] = []
         characters = 0
         for source in self._resources.definition.sources:
             async for item in source.stream():
-                self._tracker.add(discovered_documents=1)
-                if isinstance(item, SourceFailure):
-                    seen.add(item.document_id)  # its stored version stays
-                    self._tracker.fail(item.document_id, item.code, source.source_kind)
-                elif not seen.add(item.document_id):
-                    self._tracker.fail(item.document_id, "duplicate_document_id", source.source_kind)
-                else:
-                    window.append(item)
-                    characters += len(item.content)
-                    if len(window) >= _WINDOW_DOCUMENTS or characters >= _WINDOW_CHARACTERS:
+                items.append((item, source.source_kind))
+                characters += len(item.content) if isinstance(item, RagDocument) else 0
+                if len(items) >= _WINDOW_DOCUMENTS or characters >= _WINDOW_CHARACTERS:
+                    if window := self._sort_out(items, seen):
                         yield window
-                        window, characters = [], 0
+                    items, characters = [], 0
+        window = self._sort_out(items, seen)
         self._tracker.expect(self._tracker.progress.discovered_documents)  # every source read to the end
         if window:
             yield window
+
+    def _sort_out(self, items: list[tuple[SourceItem, str]], seen: SeenIds) -> list[RagDocument]:
+        """The new documents of ``items``; a failure is recorded (its stored version stays), a repeated
+        id fails as a duplicate (the first one is kept)."""
+        self._tracker.add(discovered_documents=len(items))
+        window: list[RagDocument] = []
+        for (item, kind), new in zip(items, seen.add_all([item.document_id for item, _ in items]), strict=True):
+            if isinstance(item, SourceFailure):
+                self._tracker.fail(item.document_id, item.code, kind)
+            elif new:
+                window.append(item)
+            else:
+                self._tracker.fail(item.document_id, "duplicate_document_id", kind)
+        return window
 
     async def _flow(self, windows: AsyncIterator[list[RagDocument]]) -> None:
         to_embed: asyncio.Queue[_Group | None] = asyncio.Queue(maxsize=1)
@@ -237,12 +208,12 @@ class IngestionPipeline:
             with stage_span("write", index=self._name, items=len(group)):
                 await self._writer.write(group, vectors)
 
-    async def _delete_stale(self, seen: _SeenIds) -> None:
+    async def _delete_stale(self, seen: SeenIds) -> None:
         store = self._resources.store
         after: str | None = None
         stale: list[str] = []
         while page := list(await store.document_id_page(self._name, after=after, limit=_ID_PAGE)):
-            stale.extend(document_id for document_id in page if document_id not in seen)
+            stale.extend(seen.unseen(page))
             after = page[-1]
             if len(stale) >= _ID_PAGE:
                 await self._delete(stale)

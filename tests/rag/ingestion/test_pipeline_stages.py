@@ -1,5 +1,6 @@
 """How the stages group work: writes of many embedded groups, isolation of a failing document in parts,
-bounded run state, and the progress a run reports while it goes (phase, totals, embedded chunks)."""
+compact run state (seen ids), and the progress a run reports while it goes (phase, totals, embedded
+chunks)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from runiq.rag import (
 )
 from runiq.rag.embeddings.base import FloatMatrix
 from runiq.rag.ingestion import pipeline as pipeline_module
-from runiq.rag.ingestion.pipeline import _SeenIds
+from runiq.rag.ingestion.seen import SeenIds
 from runiq.rag.stores.base import DocumentWrite
 
 DIMS = 16
@@ -143,10 +144,11 @@ async def test_a_run_reports_its_phase_total_and_embedded_chunks_as_it_goes(
     assert finished.throughput().documents_per_second > 0
 
 
-def test_seen_ids_find_duplicates_across_the_merged_array() -> None:
-    seen = _SeenIds()
-    ids = [f"dir{i // 1000}/file{i}.txt" for i in range(20_000)]  # beyond the small set: merged twice
-    assert all(seen.add(i) for i in ids)
-    assert not any(seen.add(i) for i in (ids[0], ids[9_000], ids[-1]))
-    assert all(i in seen for i in ids)
-    assert "dir0/other.txt" not in seen and seen.add("\udcff") and "\udcff" in seen
+def test_seen_ids_find_duplicates_within_a_window_and_across_merged_ones() -> None:
+    seen = SeenIds()
+    ids = [f"dir{i // 1000}/file{i}.txt" for i in range(20_000)]  # beyond the fresh arrays: merged twice
+    for start in range(0, len(ids), 1000):
+        assert all(seen.add_all(ids[start : start + 1000]))
+    again = [ids[0], "new", ids[9_000], "new", ids[-1], "\udcff"]
+    assert seen.add_all(again) == [False, True, False, False, False, True]
+    assert seen.unseen([*ids[::997], "dir0/other.txt", "new", "\udcff"]) == ["dir0/other.txt"]
