@@ -33,9 +33,9 @@ CHILD = textwrap.dedent(
     from runiq.rag.ingestion import pipeline
     from runiq_postgresql import PostgreSqlVectorStore
 
-    # Small groups: a run is many bulk writes of several documents each (one transaction per write),
+    # Small writes: a run is many bulk writes of several documents each (one transaction per write),
     # so a kill lands between, before and inside them.
-    pipeline.EMBED_GROUP_CHUNKS, pipeline.WRITE_CHUNKS = 8, 24
+    pipeline.WRITE_CHUNKS = 24
 
     sys.path.insert(0, sys.argv[4])
     from crash_corpus import documents

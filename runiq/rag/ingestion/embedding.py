@@ -1,13 +1,12 @@
 """The embedding stage: one provider call per group, isolation of failing documents, outage detection.
 
 A group is embedded in one call (the batcher sorts its texts by length and splits them into concurrent
-batches). When that fails, it is embedded again in parts, and the documents of a failing part one by
-one to find the failing ones. A timeout or an unavailable provider is
-the provider's failure, not a document's: after two such calls in a row the run stops calling the
-provider, and the remaining documents fail with ``embedding_failed`` at once (they keep their
-previous version; the next run retries them). So a hanging provider costs a run two timeouts instead
-of one per document, and a document that alone times out costs a timeout or two without failing the
-documents after it.
+batches). When that fails, the documents are embedded one by one to find the failing ones. A timeout or
+an unavailable provider is the provider's failure, not a document's: after two such calls in a row the
+run stops calling the provider, and the remaining documents fail with ``embedding_failed`` at once (they
+keep their previous version; the next run retries them). So a hanging provider costs a run two timeouts
+instead of one per document, and a document that alone times out costs a timeout or two without failing
+the documents after it.
 """
 
 from __future__ import annotations
@@ -39,46 +38,27 @@ def empty_vectors(dims: int) -> FloatMatrix:
 
 
 class GroupEmbedder:
-    """Embeds a group in one call; after a failure, in parts of ``part_chunks`` chunks, then the documents
-    of a failing part one by one, so one bad document in a large group costs a few calls, not one per
-    document of the group."""
-
-    def __init__(
-        self, embedder: EmbeddingBatcher | None, tracker: ProgressTracker, index_name: str, *, part_chunks: int
-    ) -> None:
+    def __init__(self, embedder: EmbeddingBatcher | None, tracker: ProgressTracker, index_name: str) -> None:
         self._embedder = embedder
         self._tracker = tracker
         self._name = index_name
-        self._part_chunks = part_chunks
         self._outage_calls = 0
         self._outage: Exception | None = None  # set when the run stopped calling the provider
 
     async def embed(self, group: Sequence[Pending]) -> list[Vectors]:
         """Vectors (or a failure) for each document of the group, in order."""
         embedder = self._embedder
-        if embedder is None or not any(pending.chunks for pending in group):
+        texts = [chunk.content for pending in group for chunk in pending.chunks]
+        if embedder is None or not texts:
             return [None] * len(group)
-        parts = _parts(group, self._part_chunks)
+        if self._outage is not None:
+            return _each(group, embedder, self._outage)
         try:
-            return await self._whole(group, embedder)
+            matrix = await self._call(embedder, texts)
         except Exception as exc:
             if len(group) == 1:
                 return _each(group, embedder, exc)
-            if len(parts) == 1:
-                return await self._isolate(group, embedder)
-        out: list[Vectors] = []
-        for part in parts:
-            try:
-                out += await self._whole(part, embedder)
-            except Exception as exc:
-                out += _each(part, embedder, exc) if len(part) == 1 else await self._isolate(part, embedder)
-        return out
-
-    async def _whole(self, group: Sequence[Pending], embedder: EmbeddingBatcher) -> list[Vectors]:
-        """The group's vectors from one call (the outage's failure once the provider is declared down)."""
-        if self._outage is not None:
-            return _each(group, embedder, self._outage)
-        matrix = await self._call(embedder, [chunk.content for pending in group for chunk in pending.chunks])
+            return await self._isolate(group, embedder)
         out: list[Vectors] = []
         offset = 0
         for pending in group:
@@ -126,20 +106,6 @@ class GroupEmbedder:
 
     def _embedded(self, texts: int) -> None:
         self._tracker.add(embedded_chunks=texts)
-
-
-def _parts(group: Sequence[Pending], chunks: int) -> list[Sequence[Pending]]:
-    """Consecutive runs of whole documents of about ``chunks`` chunks each."""
-    parts: list[Sequence[Pending]] = []
-    start = size = 0
-    for i, pending in enumerate(group):
-        size += len(pending.chunks)
-        if size >= chunks:
-            parts.append(group[start : i + 1])
-            start, size = i + 1, 0
-    if start < len(group):
-        parts.append(group[start:])
-    return parts
 
 
 def _each(group: Sequence[Pending], embedder: EmbeddingBatcher, failure: Exception) -> list[Vectors]:

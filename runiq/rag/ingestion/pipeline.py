@@ -1,28 +1,29 @@
 """The incremental ingestion pipeline: source -> prepare -> embed -> write, as overlapping stages.
 
-Sources stream their documents; a window of them has its stored hashes looked up at once, then is
-hashed and chunked in a worker thread (:mod:`preparing`) into groups that fill the embedder's
-concurrent batches. Each group is embedded (:mod:`embedding`) while earlier groups are written
-(:mod:`writing`) and later ones prepared. A write takes every embedded group waiting for it, up to
-:data:`WRITE_CHUNKS` chunks, in one transaction where the store offers bulk writes; two writes run at
-once, so one's CPU work (a store tokenising, encoding rows) overlaps the other's time in the database.
-The queues between the stages are bounded, so memory is bounded by a few thousand chunks and the
-slowest stage sets the pace: a local model's speed, or the store's with a fast embedder.
+Sources stream their documents; a window of them has its stored hashes looked up at once, then is hashed
+and chunked in a worker thread (:mod:`preparing`), sorted longest chunks first and cut into groups that
+fill the embedder's concurrent batches. Each group is embedded (:mod:`embedding`) while earlier groups
+are written (:mod:`writing`) and later ones prepared. A write takes every embedded group waiting for it,
+up to :data:`WRITE_CHUNKS` chunks, in one transaction where the store offers bulk writes; two writes run
+at once, so one's CPU work (a store tokenising, encoding rows) overlaps the other's time in the
+database. The queues between the stages are bounded, so memory is bounded by a few thousand chunks and
+the slowest stage sets the pace: a local model's speed, or the store's with a fast embedder.
 
-Incremental by content hash: the hash covers the document content and the configuration that turns
-it into chunks and vectors (chunking options, embedding model, dimension, metric), so an unchanged
-document is neither re-chunked nor re-embedded, and a configuration change re-ingests everything. Each
-document is replaced atomically, so a crash or cancellation leaves every document at its old version or
-its new one. A document that failed keeps its previous version. After every source has been read to the
-end, stored documents that no source delivered (nor reported as failed) are deleted; a source that
-fails, or a cancelled run, deletes nothing. Seen ids are kept as 8-byte hashes in a sorted array and
-the stored ids are paged through, so a run never holds every id's text.
+Incremental by content hash: the hash covers the document content and the configuration that turns it
+into chunks and vectors (chunking options, embedding model, dimension, metric), so an unchanged document
+is neither re-chunked nor re-embedded, and a configuration change re-ingests everything. Each document
+is replaced atomically, so a crash or cancellation leaves every document at its old version or its new
+one. A document that failed keeps its previous version. After every source has been read to the end,
+stored documents that no source delivered (nor reported as failed) are deleted; a source that fails, or
+a cancelled run, deletes nothing. Seen ids are kept as 8-byte hashes in a sorted array and the stored
+ids are paged through, so a run never holds every id's text.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+import sys
+from collections.abc import AsyncIterator, Mapping, Sequence
 
 from runiq.errors import first_leaf
 from runiq.rag.documents import RagDocument
@@ -41,7 +42,6 @@ __all__ = ["IngestionPipeline", "ProgressTracker", "safe_id"]
 _WINDOW_DOCUMENTS = 1024  # documents whose stored hashes are looked up in one call
 _WINDOW_CHARACTERS = 1 << 24  # or fewer, when their content adds up to this many characters
 _ID_PAGE = 1000  # stored ids read (and stale ones deleted) per call
-EMBED_GROUP_CHUNKS = 1024  # chunks per embedding call, at least (more when the batches need more)
 # A write takes every embedded group waiting for it, up to about this many chunks: one transaction per
 # two thousand chunks when the store is the slowest stage, one per group when the embedder is. With the
 # two writers, the groups queued for them and the group being embedded, a run holds about 8,000 chunks.
@@ -60,11 +60,9 @@ class IngestionPipeline:
         self._tracker = tracker
         self._name = resources.definition.name
         definition = resources.definition
-        # A group fills every concurrent embedding batch at least once, and holds enough chunks for the
-        # batcher's sort by length to give batches of similar texts (a local model then pads little).
-        concurrent_batches = definition.embedding_batch_size * definition.embedding_concurrency
-        self._group_chunks = max(concurrent_batches, EMBED_GROUP_CHUNKS)
-        self._embedder = GroupEmbedder(resources.embedder, tracker, self._name, part_chunks=concurrent_batches)
+        # One group fills every concurrent embedding batch once.
+        self._group_chunks = definition.embedding_batch_size * definition.embedding_concurrency
+        self._embedder = GroupEmbedder(resources.embedder, tracker, self._name)
         self._writer = GroupWriter(resources, tracker)
 
     async def run(self) -> None:
@@ -149,39 +147,47 @@ class IngestionPipeline:
     async def _prepare_stage(
         self, windows: AsyncIterator[list[RagDocument]], out: asyncio.Queue[_Group | None]
     ) -> None:
+        """Each window prepared whole, its documents sorted longest chunks first, then cut into groups: the
+        groups (and the embedding batches in them) hold texts of similar length, so a local model pads
+        little, as one ``encode`` of everything sorted by length would."""
         store = self._resources.store
-        definition = self._resources.definition
         group: _Group = []
         async for window in windows:
             stored = await store.document_hashes(self._name, [d.document_id for d in window])
-            position = 0
-            while position < len(window):
-                room = self._group_chunks - _chunks(group)
-                with stage_span("chunk", index=self._name) as span:
-                    prepared, position = await prepare_off_loop(
-                        window,
-                        position,
-                        stored,
-                        room,
-                        fingerprint=self._resources.configuration_fingerprint,
-                        chunking=definition.chunking,
-                    )
-                    span.counts(documents=len(prepared))
-                for outcome in prepared:
-                    if outcome is None:
-                        self._tracker.add(processed_documents=1, skipped_documents=1)
-                    elif isinstance(outcome, Unusable):
-                        self._tracker.document_failed(
-                            self._name, outcome.document.document_id, outcome.code, outcome.error
-                        )
-                    else:
-                        group.append(outcome)
+            pending = await self._prepare_window(window, stored)
+            pending.sort(key=_longest_chunk, reverse=True)
+            for document in pending:
+                group.append(document)
                 if _chunks(group) >= self._group_chunks:
                     await out.put(group)
                     group = []
         if group:
             await out.put(group)
         await out.put(None)
+
+    async def _prepare_window(self, window: list[RagDocument], stored: Mapping[str, str]) -> list[Pending]:
+        """Hashed and chunked off the loop; skipped and failed documents are counted here."""
+        pending: list[Pending] = []
+        position = 0
+        while position < len(window):
+            with stage_span("chunk", index=self._name) as span:
+                prepared, position = await prepare_off_loop(
+                    window,
+                    position,
+                    stored,
+                    sys.maxsize,
+                    fingerprint=self._resources.configuration_fingerprint,
+                    chunking=self._resources.definition.chunking,
+                )
+                span.counts(documents=len(prepared))
+            for outcome in prepared:
+                if outcome is None:
+                    self._tracker.add(processed_documents=1, skipped_documents=1)
+                elif isinstance(outcome, Unusable):
+                    self._tracker.document_failed(self._name, outcome.document.document_id, outcome.code, outcome.error)
+                else:
+                    pending.append(outcome)
+        return pending
 
     async def _embed_stage(self, source: asyncio.Queue[_Group | None], out: asyncio.Queue[_Embedded | None]) -> None:
         while (group := await source.get()) is not None:
@@ -229,3 +235,7 @@ class IngestionPipeline:
 
 def _chunks(group: _Group) -> int:
     return sum(len(pending.chunks) for pending in group)
+
+
+def _longest_chunk(pending: Pending) -> int:
+    return max((len(chunk.content) for chunk in pending.chunks), default=0)

@@ -24,7 +24,6 @@ from runiq.rag import (
     RagRetriever,
     TextChunker,
 )
-from runiq.rag.ingestion import pipeline as pipeline_module
 from runiq.rag.testing import FailingEmbedder
 
 S = RagIngestionState
@@ -288,11 +287,9 @@ async def test_cancellation_leaves_every_document_at_its_old_or_new_version(
     gated_embedder_type: Any,
     memory_store: InMemoryVectorStore,
     stored_chunks: Callable[..., Any],
-    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Cancelled mid-run (mid-document, between chunk batches): each document has exactly its old or its
     new chunk set, some already new and the interrupted one still old; a rerun converges."""
-    monkeypatch.setattr(pipeline_module, "EMBED_GROUP_CHUNKS", 1)  # one chunk per group: earlier ones get written
     old = {f"d{i}": f"Old sentence one of d{i}. Old sentence two of d{i}. Old three." for i in range(6)}
     new = {f"d{i}": f"New sentence one of d{i}. New sentence two GATE{i} here. New three." for i in range(6)}
     embedder = gated_embedder_type(DIMS, gate_on="GATE3")

@@ -1,6 +1,5 @@
-"""How the stages group work: writes of many embedded groups, isolation of a failing document in parts,
-compact run state (seen ids), and the progress a run reports while it goes (phase, totals, embedded
-chunks)."""
+"""How the stages group work: groups sorted by length, writes of many embedded groups, compact run state
+(seen ids), and the progress a run reports while it goes (phase, totals, embedded chunks)."""
 
 from __future__ import annotations
 
@@ -12,7 +11,6 @@ import pytest
 
 from runiq.hosting import Host
 from runiq.rag import (
-    EmbeddingInputKind,
     HashingEmbedder,
     InMemoryVectorStore,
     RagDocument,
@@ -20,7 +18,6 @@ from runiq.rag import (
     RagIngestionPhase,
     RagIngestionState,
 )
-from runiq.rag.embeddings.base import FloatMatrix
 from runiq.rag.ingestion import pipeline as pipeline_module
 from runiq.rag.ingestion.seen import SeenIds
 from runiq.rag.stores.base import DocumentWrite
@@ -38,21 +35,6 @@ class RecordingStore(InMemoryVectorStore):
     async def replace_documents(self, index_name: str, items: Sequence[DocumentWrite]) -> None:
         self.bulk_writes.append(len(items))
         await super().replace_documents(index_name, items)
-
-
-class FailOn(HashingEmbedder):
-    """Fails every call holding ``bad``; counts calls and their sizes."""
-
-    def __init__(self, bad: str) -> None:
-        super().__init__(DIMS)
-        self.bad = bad
-        self.sizes: list[int] = []
-
-    async def embed(self, texts: Sequence[str], kind: EmbeddingInputKind) -> FloatMatrix:
-        self.sizes.append(len(texts))
-        if any(self.bad in text for text in texts):
-            raise RuntimeError("rejected")
-        return self.embed_sync(texts)
 
 
 def _documents(n: int) -> list[RagDocument]:
@@ -76,7 +58,6 @@ async def test_a_write_takes_every_embedded_group_waiting_for_it(
 ) -> None:
     """With a fast embedder the store is the slowest stage: writes grow up to WRITE_CHUNKS documents of one
     chunk, far more than one embedding group, and every document is written once."""
-    monkeypatch.setattr(pipeline_module, "EMBED_GROUP_CHUNKS", 8)
     monkeypatch.setattr(pipeline_module, "WRITE_CHUNKS", 64)
     source.documents = _documents(600)
     store = RecordingStore()
@@ -99,25 +80,21 @@ async def test_a_write_takes_every_embedded_group_waiting_for_it(
     assert max(store.bulk_writes) > 8 and max(store.bulk_writes) <= 64 + 8
 
 
-async def test_one_bad_document_in_a_large_group_costs_a_few_calls(
-    index_host: Callable[..., Host], source: Any
+async def test_each_window_is_embedded_longest_chunks_first(
+    index_host: Callable[..., Host], source: Any, counting_embedder: Any
 ) -> None:
-    """200 one-chunk documents in one group, batch 10 x 2: the group fails, then its parts of 20 chunks,
-    then the 20 documents of the failing part one by one; the other 199 documents are written."""
-    docs = _documents(200)
-    docs[57] = RagDocument(document_id=docs[57].document_id, content="This one is BAD input.")
-    source.documents = docs
-    embedder = FailOn("BAD")
-    host = index_host(_index(source, "failing", None, (10, 2)), embeddings={"failing": embedder})
+    """Documents of mixed lengths: groups (and the batches in them) hold texts of similar length, longest
+    first, as one sorted ``encode`` of everything would; every document is still written once."""
+    lengths = [5, 40, 12, 33, 8, 27, 19, 2, 36, 15, 24, 30]
+    source.documents = [
+        RagDocument(document_id=f"d{i:02d}", content=" ".join(["word"] * n)) for i, n in enumerate(lengths)
+    ]
+    host = index_host(_index(source, "counting", None, (4, 1)), embeddings={"counting": counting_embedder})
     async with host:
         operation = await host.services.get(RagIngestionManager).run("docs")
-    p = operation.progress
-    assert operation.state is RagIngestionState.PARTIALLY_COMPLETED
-    assert (p.added_documents, p.failed_documents) == (199, 1)
-    assert [f.document_id for f in operation.failures] == ["d0057"]
-    # at most: the whole group's 20 batches, 10 parts of 2 batches, then the bad part's 20 documents alone;
-    # isolating every document of the group would take 200
-    assert len(embedder.sizes) <= 20 + 10 * 2 + 20
+    assert operation.progress.added_documents == len(lengths)
+    sent = [len(text.split()) for batch in counting_embedder.batches for text in batch]
+    assert sent == sorted(lengths, reverse=True)
 
 
 async def test_a_run_reports_its_phase_total_and_embedded_chunks_as_it_goes(
