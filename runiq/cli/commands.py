@@ -7,10 +7,10 @@ import asyncio
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from runiq.cli.hosting import cli_host
 from runiq.cli.output import IndexStatusOutput, IngestOutput, QueryOutput, StatusOutput
+from runiq.cli.progress import IngestionBar
 from runiq.cli.render import plain
 from runiq.hosting import Host
 from runiq.rag import IndexRegistry, RagIngestionManager, RagIngestionOperation, RagQuery, RagRetriever
@@ -28,29 +28,16 @@ async def ingest(config: Path, only: str | None, progress: Console) -> IngestOut
 async def _ingest_with_progress(host: Host, name: str, console: Console) -> RagIngestionOperation:
     manager = host.services.get(RagIngestionManager)
     await manager.start(name)
-    with Progress(
-        TextColumn(f"[bold]{plain(name)}[/bold]"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[detail]}"),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    ) as bar:
-        task = bar.add_task("ingest", total=None, detail="")
+    with IngestionBar(console, name) as bar:
         waiter = asyncio.ensure_future(manager.wait(name))
         while not waiter.done():
             active = manager.status(name).active_operation
             if active is not None:
-                p = active.progress
-                bar.update(
-                    task,
-                    total=p.discovered_documents or None,
-                    completed=p.processed_documents,
-                    detail=f"chunks {p.produced_chunks}  failed {p.failed_documents}",
-                )
+                bar.show(active)
             await asyncio.wait({waiter}, timeout=0.2)
-        return waiter.result()
+        finished = waiter.result()
+        bar.show(finished)
+        return finished
 
 
 async def query(

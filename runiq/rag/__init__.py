@@ -50,9 +50,11 @@ if _TYPE_CHECKING:
         RagIndexStatus,
         RagIngestionFailure,
         RagIngestionOperation,
+        RagIngestionPhase,
         RagIngestionProgress,
         RagIngestionReason,
         RagIngestionState,
+        RagIngestionThroughput,
     )
     from runiq.rag.ingestion.strategies import IngestionBuilder, IngestionStrategyKind
     from runiq.rag.observability import (
@@ -115,9 +117,11 @@ __all__ = [
     "RagIngestionFailure",
     "RagIngestionManager",
     "RagIngestionOperation",
+    "RagIngestionPhase",
     "RagIngestionProgress",
     "RagIngestionReason",
     "RagIngestionState",
+    "RagIngestionThroughput",
     "RagNoContextReason",
     "RagObservabilityOptions",
     "RagObservabilityRedactor",

@@ -1,9 +1,8 @@
-"""The bulk write path: document upsert, old chunks deleted, new chunks binary-COPYed into the chunk table.
+"""The write path's statements: document upsert, old chunks deleted, new chunks binary-COPYed into the chunk table.
 
-Used for large writes (``replace_documents`` and any single document with at least
-``bulk_copy_threshold`` chunks). Per document the semantics are those of ``replace_document``; the
-whole batch commits or rolls back together. The store upserts document rows in id order across
-the whole batch, so concurrent bulk writers lock them in the same order and cannot deadlock.
+Every write goes this way (``replace_document`` is a batch of one). The whole batch commits or rolls
+back together. The store upserts document rows in id order, so concurrent writers lock them in the
+same order and cannot deadlock.
 
 Every column travels in binary, the ``tsvector`` included (``lexical.chunk_terms`` builds its wire
 format), so COPY can write the chunk table itself: there is no staging table, no text cast and no

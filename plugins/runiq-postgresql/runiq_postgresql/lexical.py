@@ -72,7 +72,7 @@ def _indexable(term: str) -> bool:
 class ChunkTerms:
     """``tsvector`` in PostgreSQL's binary wire format, BM25 length, and the distinct lexemes.
 
-    The binary form is what COPY and ``insert_chunk`` send (the pool registers a pass-through binary
+    The binary form is what COPY sends (the pool registers a pass-through binary
     codec for ``tsvector``): the server copies it in without parsing a literal, which is about half
     the server time of a bulk load. :func:`tsvector_literal` renders it as PostgreSQL prints it.
     ``frequencies[i]`` is the number of positions ``lexemes[i]`` has in the ``tsvector``: its term
@@ -254,7 +254,7 @@ def _binary_entries(wholes: dict[str, list[int]], parts: dict[str, int]) -> tupl
 
 
 _prefixes: dict[str, bytes] = {}  # term -> its UTF-8 bytes and NUL, bounded like the analyzer's word cache
-_PREFIX_CACHE_SIZE = 1 << 17
+_PREFIX_CACHE_SIZE = 1 << 15
 
 
 def _prefix(term: str) -> bytes:

@@ -39,9 +39,6 @@ from runiq_postgresql.schema import (
 
 __all__ = ["MERGE_FAN_IN", "MERGED_BLOCK_POSTINGS", "FilteredStatement", "IndexSql", "SchemaSql"]
 
-# Row values (rows.row_columns): metadata is JSON text, embedding and lexemes are binary (pool codecs).
-_INSERT_CASTS = {"metadata": "::jsonb", "embedding": "::vector", "lexemes": "::tsvector"}
-
 # Postings blocks of one lexeme are merged this many at a time, each merge taking blocks of one size
 # class (sizes within a factor of MERGE_FAN_IN): every posting is rewritten about log4(n) times, and a
 # lexeme keeps at most MERGE_FAN_IN - 1 blocks per size class. Blocks this large are left alone.
@@ -82,7 +79,6 @@ class SchemaSql:
 
     get_index: str
     insert_index: str
-    upsert_document: str
     upsert_documents: str
     lock_documents: str
     delete_documents: str
@@ -108,12 +104,6 @@ class SchemaSql:
                 "VALUES ($1, $2, $3, $4, $5) "
                 "ON CONFLICT (name) DO NOTHING RETURNING index_id"
             ),
-            upsert_document=(
-                f"INSERT INTO {s}.documents (index_id, document_id, content_hash, title, metadata, chunk_count) "
-                "VALUES ($1, $2, $3, $4, $5::text::jsonb, $6) ON CONFLICT (index_id, document_id) DO UPDATE SET "
-                "content_hash = excluded.content_hash, title = excluded.title, metadata = excluded.metadata, "
-                "chunk_count = excluded.chunk_count, updated_at = now()"
-            ),
             upsert_documents=(
                 f"INSERT INTO {s}.documents (index_id, document_id, content_hash, title, metadata, chunk_count) "
                 "SELECT $1, d.id, d.hash, d.title, d.metadata::jsonb, d.chunks FROM unnest($2::text[], $3::text[], "
@@ -134,11 +124,13 @@ class SchemaSql:
                 f"SELECT document_id, content_hash FROM {s}.documents "
                 "WHERE index_id = $1 AND document_id = ANY($2::text[])"
             ),
-            # Byte order of UTF-8 ("C") is code-point order, the order Python compares str in.
+            # In the column's own collation, which the primary key is ordered by: a page is an index-only
+            # range scan (0.4 ms for 1,000 of 100,000 ids; ordering by COLLATE "C" sorted them all: 46 ms).
+            # $2 is '' for the first page (it sorts before every id, which is never empty): a condition
+            # with "$2 IS NULL OR" is no index bound in a generic plan, and each page scanned from the start.
             document_id_page=(
                 f"SELECT document_id FROM {s}.documents WHERE index_id = $1 "
-                'AND ($2::text IS NULL OR document_id COLLATE "C" > $2::text) '
-                'ORDER BY document_id COLLATE "C" LIMIT $3'
+                "AND document_id > $2::text ORDER BY document_id LIMIT $3"
             ),
             document_count=f"SELECT count(*) FROM {s}.documents WHERE index_id = $1",
             # Term rows are upserted in term order (no deadlock between concurrent writers), then the
@@ -165,8 +157,7 @@ class IndexSql:
     schema_name: str  # unquoted, for COPY (asyncpg quotes them)
     table_name: str
     postings: str  # the postings table, quoted and schema-qualified
-    columns: tuple[str, ...]  # of a prepared row, in row order (rows.row_columns): COPY and insert_chunk
-    insert_chunk: str
+    columns: tuple[str, ...]  # of a prepared row, in row order (rows.row_columns): what COPY writes
     reserve_rows: str
     delete_chunks: str
     search_exact: str
@@ -192,9 +183,7 @@ class IndexSql:
         t = f'{s}."{chunk_table_name(index_id)}"'
         p = f'{s}."{postings_table_name(index_id)}"'
         row = row_columns(bool(dimensions))
-        values = ", ".join(f"${i}{_INSERT_CASTS.get(column, '')}" for i, column in enumerate(row, 1))
-        exact = ann = None
-        exact_f = ann_f = None
+        exact = ann = exact_f = ann_f = None
         if dimensions:
             exact = _search_exact(t, metric, None)
             exact_f = FilteredStatement.split(_search_exact(t, metric, _SLOT), column="metadata", arity=2)
@@ -207,7 +196,6 @@ class IndexSql:
             table_name=chunk_table_name(index_id),
             postings=p,
             columns=row,
-            insert_chunk=(f"INSERT INTO {t} ({', '.join(row)}) VALUES ({values})"),
             reserve_rows=(
                 "SELECT coalesce(array_agg(nextval(q.seq)), '{}') FROM "
                 f"(SELECT pg_get_serial_sequence('{t}', 'row_id')::regclass AS seq) q, generate_series(1, $1::int4)"
@@ -276,7 +264,8 @@ def _delete_chunks(t: str, p: str) -> str:
 
 
 def _merge_blocks(p: str) -> str:
-    """$1 lexemes: merge their blocks of one size class (and kind), MERGE_FAN_IN or more at a time."""
+    """$1 lexemes: merge their blocks of one size class (and kind), MERGE_FAN_IN or more at a time; returns
+    the lexeme of each merged block (only those can have completed the size class above)."""
     return f"""
 WITH sized AS (
     SELECT block, term, dead, high, wide, tier,
@@ -292,7 +281,8 @@ WITH sized AS (
 INSERT INTO {p} (term, dead, high, wide, size, rows, tfs, lengths)
 SELECT term, dead, high, wide, sum(size)::int4, string_agg(rows, ''::bytea ORDER BY block),
        string_agg(tfs, ''::bytea ORDER BY block), string_agg(lengths, ''::bytea ORDER BY block)
-FROM merged GROUP BY term, dead, high, wide, tier"""
+FROM merged GROUP BY term, dead, high, wide, tier
+RETURNING term"""
 
 
 def _candidates(t: str, condition: str | None) -> str:

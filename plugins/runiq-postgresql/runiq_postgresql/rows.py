@@ -48,8 +48,8 @@ def _text(value: str) -> str:
 def row_columns(with_vectors: bool) -> tuple[str, ...]:
     """The chunk-table columns of a prepared row, in row order: :func:`prepare_many` builds all but
     the last four, :func:`add_terms` appends ``term_count, lexemes, identifiers`` and
-    :func:`add_row_ids` the ``row_id`` the store reserved (the postings table refers to it). COPY
-    and ``insert_chunk`` both use it."""
+    :func:`add_row_ids` the ``row_id`` the store reserved (the postings table refers to it): the
+    columns COPY writes."""
     return (
         "document_id",
         "chunk_id",
@@ -124,14 +124,18 @@ def _matrix(spec: IndexSpec, chunks: Sequence[RagChunk], vectors: npt.ArrayLike 
 
 
 def _encoded(spec: IndexSpec, matrix: npt.NDArray[np.float32]) -> list[bytes]:
-    """pgvector's binary format per row, unit-normalised for cosine indexes."""
+    """pgvector's binary format per row, unit-normalised for cosine indexes. ``matrix`` is the caller's
+    own copy and is overwritten (normalised and byte-swapped in place: a write of thousands of chunks
+    needs no further copies of its vectors)."""
     if not np.isfinite(matrix).all():
         raise RagValidationError("Vectors must be finite.")
     if spec.metric is DistanceMetric.COSINE:
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-        matrix = np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
+        np.divide(matrix, norms, out=matrix, where=norms > 0)  # a zero row stays zero
     header = int(matrix.shape[1]).to_bytes(2, "big") + b"\x00\x00"
-    return [header + row.tobytes() for row in matrix.astype(">f4")]
+    if matrix.dtype.byteorder != ">" and np.little_endian:
+        matrix.byteswap(inplace=True)  # now big-endian bytes, as pgvector's binary format wants
+    return [header + row.tobytes() for row in matrix]
 
 
 def prepare_many(
@@ -145,7 +149,7 @@ def prepare_many(
     if spec.dimensions is None:
         return [_document_rows(doc, chunks, None) for doc, chunks, _ in items]
     matrices = [_matrix(spec, chunks, vectors) for _, chunks, vectors in items]
-    encoded = _encoded(spec, np.concatenate(matrices)) if matrices else []
+    encoded = _encoded(spec, np.concatenate(matrices, dtype=np.float32)) if matrices else []
     out: list[PreparedDocument] = []
     start = 0
     for (doc, chunks, _), matrix in zip(items, matrices, strict=True):

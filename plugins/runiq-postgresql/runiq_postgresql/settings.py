@@ -52,11 +52,9 @@ class PostgresStoreOptions(BaseModel):
 
     ``ann_min_rows``: the HNSW index of a logical index is built once it holds this many chunks
     (below that an exact scan is as fast and exact); ``0`` builds it when the index is created.
-    ``bulk_copy_threshold``: a write of at least this many chunks goes through binary COPY into a
-    staging table instead of row inserts.
-    ``tokenising_process``: bulk writes tokenise in one helper process
-    (``python -m runiq_postgresql.tokenising_worker``, started on the first bulk write, stopped
-    with the store) so tokenising and the server's merge run on different cores; ``False``, or a
+    ``tokenising_process``: writes of 256 chunks or more tokenise in one helper process
+    (``python -m runiq_postgresql.tokenising_worker``, started on the first such write, stopped
+    with the store) so tokenising and the rest of ingestion run on different cores; ``False``, or a
     helper that cannot start, tokenises in a thread of this process instead.
     ``statement_cache_size``: asyncpg's per-connection cache of named prepared statements; ``0``
     when the DSN points at PgBouncer in transaction mode before 1.21 (or with
@@ -89,7 +87,6 @@ class PostgresStoreOptions(BaseModel):
     hnsw_ef_construction: int = Field(default=64, ge=4, le=1000)
     hnsw_ef_search: int = Field(default=DEFAULT_HNSW_EF_SEARCH, ge=1, le=1000)
     ann_min_rows: int = Field(default=10_000, ge=0)
-    bulk_copy_threshold: int = Field(default=500, ge=1)
     maintenance_work_mem_mb: int = Field(default=256, ge=16, le=65536)
     stopwords: StopwordSetName = "english"
     stemmer: StemmerName = "none"

@@ -4,12 +4,14 @@ Lifecycle: ``CREATED`` -> ``OPEN`` (``open()`` resolves the DSN, starting the em
 there is none, migrates the schema and opens the shared pool) -> ``CLOSED`` (pool released,
 embedded server left). A closed store cannot be reopened; build a new one.
 
-Writes are one transaction per call: the document row is upserted first (its row lock serialises
-writers of the same document), the old chunk set is deleted (leaving tombstones in the postings
-table) and the new one inserted with row ids the store reserves, its postings appended as one block
-per lexeme, and the BM25 statistics (per-term document frequencies, chunk count, total length) are
-adjusted by the net difference, so readers see either the old or the new version of a document,
-never a mix. Last, lexemes with many tombstones are purged and small blocks merged (``upkeep``).
+Writes take one path, one transaction per call (``replace_document`` is a batch of one): rows and
+lexical terms are prepared first, outside the transaction; then the document rows are upserted in id
+order (their row locks serialise writers of the same document), the old chunk sets deleted (leaving
+tombstones in the postings table) and the new ones binary-COPYed with row ids the store reserves,
+their postings appended as one block per lexeme, and the BM25 statistics (per-term document
+frequencies, chunk count, total length) adjusted by the net difference, so readers see either the old
+or the new version of a document, never a mix. Last, lexemes with many tombstones are purged and
+small blocks merged (``upkeep``).
 
 Free-text lexical search reads the query terms' postings and statistics in one snapshot, sums BM25
 with numpy (``ranking``) and fetches the best chunks by row id; phrase queries are scored in SQL.
@@ -21,6 +23,7 @@ import asyncio
 import json
 from collections import Counter
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -94,8 +97,13 @@ _METRIC_NAMES = {metric: scoring.metric_name(metric) for metric in DistanceMetri
 _Item = tuple[StoredDocument, Sequence[RagChunk], npt.ArrayLike | None]
 _THREAD_PREPARE_CHUNKS = 32  # tokenising more chunks than this runs in a worker thread
 _ANALYZED_COLUMNS = "(document_id, chunk_id, ordinal, metadata, term_count, lexemes)"
-_PIPELINE_SLICE_CHUNKS = 2000  # a bulk replace is tokenised and copied in slices of this many chunks
-_PROCESS_TOKENISE_CHUNKS = 256  # slices this large are tokenised by the helper process (when enabled)
+_PROCESS_TOKENISE_CHUNKS = 256  # writes this large are tokenised by the helper process (when enabled)
+# Every write appends a block per lexeme; blocks are merged every fourth write of this store to the index,
+# for the lexemes of those writes: one merge scan instead of four (the scan was 40% of a 100k-chunk
+# load's database time), for at most three more small blocks per lexeme in between. A write that never
+# comes (a crash) only leaves those blocks for the next merge that touches their lexemes.
+_MERGE_EVERY = 4
+_UNMERGED_TERMS = 200_000  # or sooner, when this many lexemes wait
 _THREAD_SCORE_BYTES = 1 << 15  # BM25 over more postings than ~8,000 is summed in a worker thread
 
 
@@ -104,25 +112,6 @@ class _Prepared(NamedTuple):
 
     documents: list[PreparedDocument]
     terms: SliceTerms
-
-
-@dataclass(slots=True)
-class _Preparing:
-    """One slice being prepared: its rows (a thread) and its lexical terms (the helper process or a thread)."""
-
-    rows: asyncio.Future[list[PreparedDocument]]
-    terms: asyncio.Future[SliceTerms]
-
-    async def settle(self, *, cancel: bool) -> None:
-        """After a failure: let both halves finish, or cancel them when the write itself was cancelled.
-
-        Cancelling kills the helper's request (its reply could otherwise answer the next one), so an
-        ordinary error waits for the reply instead and keeps the helper.
-        """
-        if cancel:
-            self.rows.cancel()
-            self.terms.cancel()
-        await asyncio.gather(self.rows, self.terms, return_exceptions=True)
 
 
 def _document_id(item: _Item) -> str:
@@ -155,24 +144,6 @@ class _StatsDelta:
             self.terms -= old["terms"]
 
 
-def _slices(items: Sequence[_Item], chunk_limit: int) -> list[Sequence[_Item]]:
-    """Consecutive runs of whole documents holding about ``chunk_limit`` chunks each.
-
-    The first run is a quarter of that: nothing overlaps its preparation, so the pipeline fills sooner.
-    """
-    out: list[Sequence[_Item]] = []
-    start = size = 0
-    limit = max(1, chunk_limit // 4)
-    for i, item in enumerate(items):
-        size += len(item[1])
-        if size >= limit:
-            out.append(items[start : i + 1])
-            start, size, limit = i + 1, 0, chunk_limit
-    if start < len(items):
-        out.append(items[start:])
-    return out
-
-
 class StoreState(StrEnum):
     CREATED = "created"  # constructed; no connection, no server
     OPEN = "open"  # schema migrated, pool open: every operation is allowed
@@ -187,6 +158,8 @@ class _Index:
     ann: bool
     loading: int = 0  # open bulk_load() contexts: secondary indexes are rebuilt when the last one exits
     postings_oid: int = 0  # the postings table's oid once a search has read it (block cache keys)
+    writes: int = 0  # writes by this store since it opened the index
+    unmerged: set[str] = field(default_factory=set)  # lexemes appended to since their last merge (see _MERGE_EVERY)
 
 
 class PostgresVectorStore(WorkClaimsMixin):
@@ -206,6 +179,10 @@ class PostgresVectorStore(WorkClaimsMixin):
         self._ann_building: set[int] = set()
         self._analyzed: dict[int, int] = {}
         self._worker = TokenisingWorker(self._lexical) if self._options.tokenising_process else None
+        # Rows (and terms without the helper) are prepared in one thread of the store's own: the work holds
+        # the GIL, and each thread of the default pool that built a write's rows kept its own malloc arena
+        # at its peak, growing the ingesting process with the length of the run.
+        self._preparing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="runiq-postgresql-prepare")
         self._blocks = BlockCache()
         self.state = StoreState.CREATED
 
@@ -265,6 +242,7 @@ class PostgresVectorStore(WorkClaimsMixin):
         self.state = StoreState.CLOSED
         pool, self._pool = self._pool, None
         reads, self._reads = self._reads, None
+        self._preparing.shutdown(wait=False)
         if self._worker is not None:
             await self._worker.close()
         if reads is not None:
@@ -421,31 +399,7 @@ class PostgresVectorStore(WorkClaimsMixin):
         vectors: npt.ArrayLike | None,
     ) -> None:
         index = await self._require(index_name)
-        if len(chunks) >= self._options.bulk_copy_threshold:
-            await self._write_bulk(index, [(document, chunks, vectors)])
-            return
-        prepared = await self._prepare(index, [(document, chunks, vectors)])
-        doc = prepared.documents[0]
-        async with self.pool.acquire() as conn, conn.transaction():
-            await conn.execute(
-                self._sql.upsert_document,
-                index.index_id,
-                doc.document.document_id,
-                doc.document.content_hash,
-                doc.document.title,
-                doc.metadata,
-                len(doc.rows),
-            )
-            old = await conn.fetchrow(index.sql.delete_chunks, [doc.document.document_id])
-            written = PostingsBuffer()
-            if doc.rows:
-                row_ids = await self._reserve_rows(conn, index, len(doc.rows))
-                add_row_ids(prepared.documents, row_ids)
-                await conn.executemany(index.sql.insert_chunk, doc.rows)
-                written.add(prepared.terms.postings, row_ids, prepared.terms.term_counts)
-            total = await self._finish_write(conn, index, _StatsDelta.of(old, prepared), written, _lexemes(old))
-        if not index.loading:
-            await self._maybe_build_ann(index, total)
+        await self._write(index, [(document, chunks, vectors)])
 
     @mapped
     async def replace_documents(
@@ -453,11 +407,9 @@ class PostgresVectorStore(WorkClaimsMixin):
         index_name: str,
         items: Sequence[tuple[StoredDocument, Sequence[RagChunk], npt.ArrayLike | None]],
     ) -> None:
-        """Replace many documents in one transaction through binary COPY (the bulk path).
+        """Replace many documents in one transaction (all or nothing; each document as ``replace_document``).
 
-        Same semantics as calling :meth:`replace_document` for each item, but atomic as a whole and
-        set-based: chunks are copied into a staging table and merged with one statement. Callers
-        bound memory by passing batches (for example 10,000 chunks at a time).
+        Callers bound memory by passing batches (managed ingestion writes a few thousand chunks at a time).
         """
         if not items:
             return
@@ -465,7 +417,7 @@ class PostgresVectorStore(WorkClaimsMixin):
         ids = [validate_name(item[0].document_id, "document id") for item in items]
         if len(set(ids)) != len(ids):
             raise RagValidationError("Each document may appear only once in a bulk replace.")
-        await self._write_bulk(index, items)
+        await self._write(index, items)
 
     @asynccontextmanager
     async def bulk_load(self, index_name: str) -> AsyncIterator[None]:
@@ -503,32 +455,31 @@ class PostgresVectorStore(WorkClaimsMixin):
         await self._maybe_build_ann(index, total)
 
     async def _prepare(self, index: _Index, items: Sequence[_Item]) -> _Prepared:
-        """Rows and lexical terms of a few documents; more than a handful of chunks are prepared off the loop."""
+        """Rows and lexical terms of the documents, before any connection is taken; more than a handful of
+        chunks are prepared off the loop (rows in a thread, terms in the helper process or a thread)."""
         contents = [chunk_indexed_text(chunk) for _, chunks, _ in items for chunk in chunks]
         if len(contents) <= _THREAD_PREPARE_CHUNKS:
             return _with_terms(prepare_many(index.spec, items), slice_terms(contents, self._analyzer))
-        preparing = self._start_preparing(index, items, contents)
+        loop = asyncio.get_running_loop()
+        rows = asyncio.ensure_future(loop.run_in_executor(self._preparing, prepare_many, index.spec, items))
+        terms = asyncio.ensure_future(self._terms(contents))
         try:
-            return _with_terms(await preparing.rows, await preparing.terms)
+            return _with_terms(await rows, await terms)
         except BaseException as exc:
-            await preparing.settle(cancel=isinstance(exc, asyncio.CancelledError))
+            # Let both halves finish (an ordinary error keeps the helper, whose reply would otherwise be
+            # lost), or cancel them when the write itself was cancelled.
+            if isinstance(exc, asyncio.CancelledError):
+                rows.cancel()
+                terms.cancel()
+            await asyncio.gather(rows, terms, return_exceptions=True)
             raise
-
-    def _start_preparing(self, index: _Index, items: Sequence[_Item], contents: list[str] | None = None) -> _Preparing:
-        """Rows in a thread and lexical terms in the helper process (or a thread), at the same time."""
-        if contents is None:
-            contents = [chunk_indexed_text(chunk) for _, chunks, _ in items for chunk in chunks]
-        return _Preparing(
-            rows=asyncio.ensure_future(asyncio.to_thread(prepare_many, index.spec, items)),
-            terms=asyncio.ensure_future(self._terms(contents)),
-        )
 
     async def _terms(self, contents: list[str]) -> SliceTerms:
         if len(contents) >= _PROCESS_TOKENISE_CHUNKS:
             computed = await self._worker_terms(contents)
             if computed is not None:
                 return computed
-        return await asyncio.to_thread(slice_terms, contents, self._analyzer)
+        return await asyncio.get_running_loop().run_in_executor(self._preparing, slice_terms, contents, self._analyzer)
 
     async def _worker_terms(self, contents: list[str]) -> SliceTerms | None:
         """Lexical terms from the tokenising process, or None (tokenise here) when it is off or gone."""
@@ -540,43 +491,21 @@ class PostgresVectorStore(WorkClaimsMixin):
         except WorkerUnavailable:
             return None
 
-    async def _write_bulk(self, index: _Index, items: Sequence[_Item]) -> None:
-        """Upsert + COPY in slices inside one transaction, overlapped with preparing the next slice.
-
-        While the helper tokenises slice k+1 the server takes slice k's chunks and then slice k+1's
-        document rows (ready long before its terms), so it waits only for what needs the terms.
-        """
-        items = sorted(items, key=_document_id)  # one lock order for document rows across all slices
-        slices = _slices(items, _PIPELINE_SLICE_CHUNKS)
+    async def _write(self, index: _Index, items: Sequence[_Item]) -> None:
+        """The one write path: documents upserted in id order (one lock order across concurrent writers),
+        their old chunks deleted, the new ones binary-COPYed, then postings, statistics and upkeep; one
+        transaction. Tokenising happens before the transaction, so concurrent writes overlap it with
+        each other's server time."""
+        prepared = await self._prepare(index, sorted(items, key=_document_id))
+        rows = len(prepared.terms.term_counts)
         async with self.pool.acquire() as conn, conn.transaction():
-            stats, written, tombstoned = _StatsDelta(), PostingsBuffer(), set[str]()
-            current: _Preparing | None = self._start_preparing(index, slices[0])
-            upcoming: _Preparing | None = None
-            try:
-                assert current is not None
-                row_ids = await self._reserve_rows(conn, index, sum(len(item[1]) for item in items))
-                old = await bulk.replace_document_rows(conn, self._sql, index.sql, index.index_id, await current.rows)
-                for k in range(len(slices)):
-                    assert current is not None
-                    prepared = _with_terms(await current.rows, await current.terms)
-                    upcoming = self._start_preparing(index, slices[k + 1]) if k + 1 < len(slices) else None
-                    ids, row_ids = _split(row_ids, len(prepared.terms.term_counts))
-                    add_row_ids(prepared.documents, ids)
-                    await bulk.copy_chunks(conn, index.sql, prepared.documents)
-                    written.add(prepared.terms.postings, ids, prepared.terms.term_counts)
-                    stats.add(old, prepared)
-                    tombstoned.update(_lexemes(old))
-                    if upcoming is not None:
-                        old = await bulk.replace_document_rows(
-                            conn, self._sql, index.sql, index.index_id, await upcoming.rows
-                        )
-                    current, upcoming = upcoming, None
-            except BaseException as exc:
-                for preparing in (current, upcoming):
-                    if preparing is not None:
-                        await preparing.settle(cancel=isinstance(exc, asyncio.CancelledError))
-                raise
-            total = await self._finish_write(conn, index, stats, written, tombstoned)
+            row_ids = await self._reserve_rows(conn, index, rows)
+            add_row_ids(prepared.documents, row_ids)
+            old = await bulk.replace_document_rows(conn, self._sql, index.sql, index.index_id, prepared.documents)
+            await bulk.copy_chunks(conn, index.sql, prepared.documents)
+            written = PostingsBuffer()
+            written.add(prepared.terms.postings, row_ids, prepared.terms.term_counts)
+            total = await self._finish_write(conn, index, _StatsDelta.of(old, prepared), written, _lexemes(old))
         if index.loading:
             return  # bulk_load() analyses and builds the ANN index once, at the end
         await self._maybe_analyze(index, total)
@@ -614,7 +543,12 @@ class PostgresVectorStore(WorkClaimsMixin):
             await conn.execute(index.sql.insert_blocks, *blocks.arguments())
         total = await self._apply_stats(conn, index, stats)
         lock = f"{self._schema}\x1fpostings\x1f{index.index_id}"
-        await upkeep.maintain(conn, index.sql, lock, written.terms, tombstoned)
+        index.writes += 1
+        index.unmerged.update(written.terms)
+        merging: Iterable[str] = ()
+        if index.writes % _MERGE_EVERY == 0 or len(index.unmerged) > _UNMERGED_TERMS:
+            merging, index.unmerged = index.unmerged, set()
+        await upkeep.maintain(conn, index.sql, lock, merging, tombstoned)
         return total
 
     async def _apply_stats(self, conn: Connection, index: _Index, stats: _StatsDelta) -> int:
@@ -697,7 +631,7 @@ class PostgresVectorStore(WorkClaimsMixin):
         if index is None:
             return []
         async with self.pool.acquire() as conn:
-            rows = await conn.fetch(self._sql.document_id_page, index.index_id, after, limit)
+            rows = await conn.fetch(self._sql.document_id_page, index.index_id, after or "", limit)
         return [row["document_id"] for row in rows]
 
     @mapped
@@ -880,10 +814,6 @@ def _with_terms(documents: list[PreparedDocument], terms: SliceTerms) -> _Prepar
         add_terms(doc, terms.tsvectors[start:stop], terms.term_counts[start:stop], terms.identifiers[start:stop])
         start = stop
     return _Prepared(documents, terms)
-
-
-def _split(row_ids: list[int], count: int) -> tuple[list[int], list[int]]:
-    return row_ids[:count], row_ids[count:]
 
 
 def _lexemes(old: asyncpg.Record | None) -> list[str]:

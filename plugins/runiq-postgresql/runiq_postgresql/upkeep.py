@@ -24,7 +24,8 @@ async def maintain(
     conn: Connection, sql: IndexSql, lock_key: str, written: Iterable[str], tombstoned: Iterable[str]
 ) -> None:
     """Purge the tombstoned lexemes whose tombstones reached a quarter of their postings, then merge the
-    touched lexemes' blocks of one size class four at a time, until no class has four."""
+    touched lexemes' blocks of one size class four at a time, until no class has four (each further
+    round looks only at the lexemes the round before merged)."""
     await conn.execute("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", lock_key)
     dead = sorted(set(tombstoned))
     if dead:
@@ -32,9 +33,8 @@ async def maintain(
         for start in range(0, len(due), _PURGE_TERMS_PER_READ):
             await _purge(conn, sql, due[start : start + _PURGE_TERMS_PER_READ])
     touched = sorted(set(written).union(dead))
-    merged = bool(touched)
-    while merged:  # a merge can complete the size class above it
-        merged = await conn.execute(sql.merge_blocks, touched) != "INSERT 0 0"
+    while touched:  # a merge can complete the size class above it: look again at the lexemes that merged
+        touched = sorted({row["term"] for row in await conn.fetch(sql.merge_blocks, touched)})
 
 
 async def _purge(conn: Connection, sql: IndexSql, terms: list[str]) -> None:

@@ -1,4 +1,4 @@
-"""The sliced bulk write: all-or-nothing under cancellation and bad input, id order, helper kept or replaced."""
+"""The write path: all-or-nothing under cancellation and bad input, id order, helper kept or replaced."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import pytest
 from runiq.errors import VectorDimensionMismatchError
 from runiq.rag.providers import IndexSpec, StoredDocument, parse_lexical_query
 from runiq.rag.testing import make_chunks
-from runiq_postgresql import PostgresStoreOptions, PostgresVectorStore
+from runiq_postgresql import PostgresStoreOptions, PostgresVectorStore, bulk
 from runiq_postgresql.tokenising import TokenisingWorker
 
-CHUNKS = 6000  # three pipeline slices (500, 2000, 2000) and a rest, one chunk per document
+CHUNKS = 6000  # one chunk per document: tokenised by the helper process
 
 
 def _items(count: int, *, prefix: str = "doc", reverse: bool = False) -> list[tuple[StoredDocument, list, np.ndarray]]:
@@ -40,41 +40,51 @@ async def _stats(store: PostgresVectorStore) -> tuple[int, list]:
     return await store.count("bulk"), [tuple(row) for row in terms]
 
 
-async def test_cancelling_mid_pipeline_commits_nothing_and_the_store_goes_on(
-    store: PostgresVectorStore, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("stage", ["tokenising", "copying"])
+async def test_cancelling_a_write_commits_nothing_and_the_store_goes_on(
+    store: PostgresVectorStore, monkeypatch: pytest.MonkeyPatch, stage: str
 ) -> None:
-    """Cancelled while later slices are still tokenised: no chunk, document or statistic of the batch remains."""
+    """Cancelled while the helper tokenises (its request is discarded with the child) or while rows are
+    copied inside the transaction: no chunk, document or statistic of the batch remains."""
     await store.replace_documents("bulk", _items(50, prefix="kept"))
     before = await _stats(store)
-    third_request = asyncio.Event()
-    calls = 0
-    original = TokenisingWorker.slice_terms
+    reached = asyncio.Event()
+    if stage == "tokenising":
+        original_terms = TokenisingWorker.slice_terms
 
-    async def counting(self: TokenisingWorker, contents: list[str]) -> object:
-        nonlocal calls
-        calls += 1
-        if calls == 3:
-            third_request.set()  # slices 1 and 2 are tokenised: the first is copied, the second upserted
-        return await original(self, contents)
+        async def tokenising(self: TokenisingWorker, contents: list[str]) -> object:
+            reached.set()
+            return await original_terms(self, contents)
 
-    monkeypatch.setattr(TokenisingWorker, "slice_terms", counting)
+        monkeypatch.setattr(TokenisingWorker, "slice_terms", tokenising)
+    else:
+        original_copy = bulk.copy_chunks
+
+        async def copying(*args: object) -> None:
+            await original_copy(*args)  # type: ignore[arg-type]
+            reached.set()
+            await asyncio.sleep(30)
+
+        monkeypatch.setattr(bulk, "copy_chunks", copying)
     write = asyncio.ensure_future(store.replace_documents("bulk", _items(CHUNKS)))
-    await asyncio.wait_for(third_request.wait(), 30)
+    await asyncio.wait_for(reached.wait(), 30)
     write.cancel()
     with pytest.raises(asyncio.CancelledError):
         await write
+    monkeypatch.undo()
     assert await _stats(store) == before
     assert set(await store.document_hashes("bulk")) == {f"kept-{n:05d}" for n in range(50)}
     await store.replace_documents("bulk", _items(CHUNKS))  # the next write works (a fresh helper if needed)
     assert await store.count("bulk") == 50 + CHUNKS
 
 
-async def test_a_bad_item_in_a_late_slice_rolls_back_the_batch_and_keeps_the_helper(store: PostgresVectorStore) -> None:
-    """Validation fails in the last slice, after earlier slices reached the server: all or nothing."""
+async def test_a_bad_item_rolls_back_the_batch_and_keeps_the_helper(store: PostgresVectorStore) -> None:
+    """Validation of the last item fails while the helper tokenises the batch: nothing is written, and the
+    helper's reply is awaited rather than the child killed."""
     before = await _stats(store)
     items = _items(CHUNKS)
     doc, chunks, _ = items[-1]
-    items[-1] = (doc, chunks, np.ones((1, 4)))  # wrong dimension, in the last slice
+    items[-1] = (doc, chunks, np.ones((1, 4)))  # wrong dimension, in the last item
     with pytest.raises(VectorDimensionMismatchError):
         await store.replace_documents("bulk", items)
     assert await _stats(store) == before
@@ -89,7 +99,7 @@ async def test_a_bad_item_in_a_late_slice_rolls_back_the_batch_and_keeps_the_hel
 
 
 async def test_items_in_any_order_give_the_same_index(store: PostgresVectorStore) -> None:
-    """Items are written in document-id order (one lock order across slices) whatever order the caller uses."""
+    """Items are written in document-id order (one lock order for concurrent writers) whatever order the caller uses."""
     await store.replace_documents("bulk", _items(CHUNKS, reverse=True))
     query = parse_lexical_query("ID-04321 remote")
     reversed_hits = [(h.key, round(h.raw_score, 9)) for h in await store.lexical_search("bulk", query, top_k=5)]

@@ -37,15 +37,6 @@ class TestPostgresLexical(LexicalSearchContract):
             yield store
 
 
-class TestPostgresLexicalBulk(LexicalSearchContract):
-    """Lexical contract with every write going through binary COPY."""
-
-    @pytest.fixture
-    async def store(self, options: PostgresStoreOptions) -> AsyncIterator[PostgresVectorStore]:
-        async with PostgresVectorStore(options.model_copy(update={"bulk_copy_threshold": 1})) as store:
-            yield store
-
-
 class TestPostgresLexicalAnalyzers(LexicalAnalyzerContract):
     """The analyzer options (stemming, stop words) mean what they mean in memory."""
 

@@ -1,5 +1,7 @@
 """Crash safety: a process ingesting into PostgreSQL is killed with SIGKILL at random points.
 
+The run writes through the bulk path (``replace_documents``, several documents per transaction).
+
 After every kill, each document is at exactly its old or its new version (its stored chunk set is one
 version's complete chunk set, never a mix or a prefix), no document is missing, and a final run
 converges to the new version everywhere.
@@ -29,7 +31,12 @@ CHILD = textwrap.dedent(
     import runiq_postgresql.plugin
     from runiq.hosting import HostBuilder
     from runiq.rag import HashingEmbedding, RagDocument, RagIngestionManager, add_runiq_rag
+    from runiq.rag.ingestion import pipeline
     from runiq_postgresql import PostgreSqlVectorStore
+
+    # Small writes: a run is many bulk writes of several documents each (one transaction per write),
+    # so a kill lands between, before and inside them.
+    pipeline.WRITE_CHUNKS = 24
 
     sys.path.insert(0, sys.argv[4])
     from crash_corpus import documents

@@ -57,15 +57,6 @@ class TestBouncedLexical(LexicalSearchContract):
             yield store
 
 
-class TestBouncedLexicalBulk(LexicalSearchContract):
-    """Lexical contract with every write going through binary COPY, through PgBouncer."""
-
-    @pytest.fixture
-    async def store(self, bounced_options: PostgresStoreOptions) -> AsyncIterator[PostgresVectorStore]:
-        async with PostgresVectorStore(bounced_options.model_copy(update={"bulk_copy_threshold": 1})) as store:
-            yield store
-
-
 # -- the bouncer is what the issue describes ------------------------------------------------------
 
 

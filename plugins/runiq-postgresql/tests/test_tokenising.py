@@ -115,11 +115,11 @@ async def test_a_child_that_cannot_start_marks_the_worker_unavailable(monkeypatc
 
 
 async def _bulk_load_and_search(options: PostgresStoreOptions, texts: list[str]) -> tuple[list, dict]:
-    async with PostgresVectorStore(options.model_copy(update={"bulk_copy_threshold": 1})) as store:
+    async with PostgresVectorStore(options) as store:
         await store.ensure_index(IndexSpec(name="tok", dimensions=3, embedding_model="m"))
         items = _items(texts)
         async with store.bulk_load("tok"):
-            for start in range(0, len(items), 150):  # several batches, each sliced and pipelined
+            for start in range(0, len(items), 300):  # several batches, each tokenised in one request
                 await store.replace_documents("tok", items[start : start + 150])
         results = {}
         for text in QUERIES:

@@ -112,8 +112,8 @@ async def test_lexical_only_index_has_no_vectors(pg_store: PostgresVectorStore) 
         await pg_store.search("lex", np.zeros(3, dtype=np.float32), top_k=3)
 
 
-async def test_bulk_and_row_paths_store_the_same_thing(options: PostgresStoreOptions) -> None:
-    """replace_documents (COPY + merge) and replace_document (row inserts) give identical results."""
+async def test_one_document_at_a_time_and_in_bulk_store_the_same_thing(options: PostgresStoreOptions) -> None:
+    """replace_document per document and replace_documents for many (one transaction) give identical results."""
     vectors = _clustered(60, 8)
     async with PostgresVectorStore(options) as store:
         for name in ("rows", "bulk"):
@@ -184,20 +184,15 @@ async def test_bulk_load_rebuilds_indexes_and_builds_hnsw_at_the_end(
         assert len(hits) == 30
 
 
-async def test_a_bulk_replace_of_several_slices_is_one_atomic_write(
-    options: PostgresStoreOptions, postgres_dsn: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Slices are tokenised and merged in turn inside one transaction: all land, or none when one fails."""
-    from runiq_postgresql import store as store_module
-
-    monkeypatch.setattr(store_module, "_PIPELINE_SLICE_CHUNKS", 40)
+async def test_a_bulk_replace_is_one_atomic_write(options: PostgresStoreOptions, postgres_dsn: str) -> None:
+    """Every document of a batch lands, or none does when one item is bad; statistics stay exact."""
     vectors = _clustered(150, 4)
     async with PostgresVectorStore(options) as store:
         await store.ensure_index(IndexSpec(name="s", dimensions=4))
         await store.replace_documents("s", _items(vectors))
         assert await store.count("s") == 150
         broken = _items(vectors, prefix="x")
-        broken[-1] = (broken[-1][0], broken[-1][1], np.ones((1, 5), dtype=np.float32))  # wrong dimension, last slice
+        broken[-1] = (broken[-1][0], broken[-1][1], np.ones((1, 5), dtype=np.float32))  # wrong dimension, last item
         with pytest.raises(VectorDimensionMismatchError):
             await store.replace_documents("s", broken)
         assert await store.count("s") == 150

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from runiq.errors import first_leaf
@@ -48,6 +48,9 @@ def embedding_timeout(value: object) -> float:
 class EmbeddingBatcher:
     """Sends ``batch_size`` texts per call, at most ``concurrency`` calls at once, and checks each answer.
 
+    A call of more than one batch sorts its texts by length (longest first) before batching and
+    returns the vectors in the caller's order.
+
     Each call gets ``timeout_seconds`` (60 s unless configured) and then fails with
     :class:`ProviderTimeoutError`; the time a call waits for a concurrency slot does not count.
     A provider that returns the wrong number of rows, the wrong dimension or non-finite values fails
@@ -82,35 +85,76 @@ class EmbeddingBatcher:
     def timeout_seconds(self) -> float:
         return self._timeout
 
-    async def embed(self, texts: Sequence[str], kind: EmbeddingInputKind = EmbeddingInputKind.DOCUMENT) -> FloatMatrix:
+    async def embed(
+        self,
+        texts: Sequence[str],
+        kind: EmbeddingInputKind = EmbeddingInputKind.DOCUMENT,
+        *,
+        on_batch: Callable[[int], None] | None = None,
+    ) -> FloatMatrix:
+        """Vectors for ``texts`` in their order; ``on_batch`` hears the size of each batch as it returns."""
         import numpy as np  # loaded by then: the client returns numpy arrays
 
         dims = self._client.dimensions
         if not texts:
             return np.empty((0, dims), dtype=np.float32)
-        batches = [texts[i : i + self._batch_size] for i in range(0, len(texts), self._batch_size)]
-        if len(batches) == 1:
-            return await self._one(batches[0], kind, dims)
+        if len(texts) <= self._batch_size:
+            return await self._one(texts, kind, dims, on_batch)
+        # Longest first, as SentenceTransformer.encode sorts a call's texts: each batch holds texts of
+        # similar length, so a local model pads less. The rows go back to the caller's order below.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]), reverse=True)
+        ordered = [texts[i] for i in order]
+        batches = [ordered[i : i + self._batch_size] for i in range(0, len(ordered), self._batch_size)]
         failed: BaseException | None = None
+        call = _Call()
         try:
             async with asyncio.TaskGroup() as group:
-                tasks = [group.create_task(self._one(batch, kind, dims)) for batch in batches]
+                tasks = [group.create_task(self._one(batch, kind, dims, on_batch, call)) for batch in batches]
         except ExceptionGroup as failures:
             failed = first_leaf(failures)
         if failed is not None:
             # One failed batch fails the call with its own error type, raised outside the handler so the
             # group (the other batches' raw exceptions) is not chained to it as __context__.
             raise failed
-        stacked: FloatMatrix = np.ascontiguousarray(np.vstack([task.result() for task in tasks]), dtype=np.float32)
-        return stacked
+        restored: FloatMatrix = np.empty((len(texts), dims), dtype=np.float32)
+        start = 0
+        for task in tasks:  # each batch's rows straight to the caller's positions: one copy of the vectors
+            rows = task.result()
+            restored[order[start : start + len(rows)]] = rows
+            start += len(rows)
+        return restored
 
     async def embed_query(self, text: str) -> FloatVector:
         matrix = await self.embed([text], EmbeddingInputKind.QUERY)
         vector: FloatVector = matrix[0]
         return vector
 
-    async def _one(self, batch: Sequence[str], kind: EmbeddingInputKind, dims: int) -> FloatMatrix:
+    async def _one(
+        self,
+        batch: Sequence[str],
+        kind: EmbeddingInputKind,
+        dims: int,
+        on_batch: Callable[[int], None] | None = None,
+        call: _Call | None = None,
+    ) -> FloatMatrix:
+        try:
+            return await self._checked(batch, kind, dims, on_batch, call)
+        except BaseException:
+            if call is not None:
+                call.failed = True  # before any sibling waiting for the slot this batch freed can start
+            raise
+
+    async def _checked(
+        self,
+        batch: Sequence[str],
+        kind: EmbeddingInputKind,
+        dims: int,
+        on_batch: Callable[[int], None] | None,
+        call: _Call | None,
+    ) -> FloatMatrix:
         async with self._semaphore:
+            if call is not None and call.failed:
+                raise asyncio.CancelledError  # a sibling batch failed the call: never start this one
             self.calls += 1
             timed_out = False
             try:
@@ -133,4 +177,15 @@ class EmbeddingBatcher:
             raise ProviderResponseError(self._provider, "the provider returned vectors of an unexpected dimension")
         if not np.isfinite(matrix).all():
             raise ProviderResponseError(self._provider, "the provider returned non-finite values")
+        if on_batch is not None:
+            on_batch(len(batch))
         return matrix
+
+
+class _Call:
+    """One multi-batch ``embed`` call: once a batch fails, batches not yet started are not sent."""
+
+    __slots__ = ("failed",)
+
+    def __init__(self) -> None:
+        self.failed = False

@@ -1,12 +1,12 @@
 """The embedding stage: one provider call per group, isolation of failing documents, outage detection.
 
-A group is embedded in one call (the batcher splits it into concurrent batches). When that fails, the
-documents are embedded one by one to find the failing ones. A timeout or an unavailable provider is
-the provider's failure, not a document's: after two such calls in a row the run stops calling the
-provider, and the remaining documents fail with ``embedding_failed`` at once (they keep their
-previous version; the next run retries them). So a hanging provider costs a run two timeouts instead
-of one per document, and a document that alone times out costs a timeout or two without failing the
-documents after it.
+A group is embedded in one call (the batcher sorts its texts by length and splits them into concurrent
+batches). When that fails, the documents are embedded one by one to find the failing ones. A timeout or
+an unavailable provider is the provider's failure, not a document's: after two such calls in a row the
+run stops calling the provider, and the remaining documents fail with ``embedding_failed`` at once (they
+keep their previous version; the next run retries them). So a hanging provider costs a run two timeouts
+instead of one per document, and a document that alone times out costs a timeout or two without failing
+the documents after it.
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ class GroupEmbedder:
         provider) declare the provider down for the rest of the run; any other outcome resets the count."""
         calls = embedder.calls
         try:
-            matrix = await embedder.embed(texts)
+            matrix = await embedder.embed(texts, on_batch=self._embedded)
         except _PROVIDER_WIDE as exc:
             self._outage_calls += 1
             if self._outage_calls >= _OUTAGE_CALLS and self._outage is None:
@@ -107,6 +107,9 @@ class GroupEmbedder:
             self._tracker.add(embedding_calls=embedder.calls - calls)
         self._outage_calls = 0
         return matrix
+
+    def _embedded(self, texts: int) -> None:
+        self._tracker.add(embedded_chunks=texts)
 
 
 def _each(group: Sequence[Pending], embedder: EmbeddingBatcher, failure: Exception) -> list[Vectors]:

@@ -25,6 +25,7 @@ from runiq.rag.ingestion.operation import (
     RagIndexStatus,
     RagIngestionFailure,
     RagIngestionOperation,
+    RagIngestionPhase,
     RagIngestionReason,
     RagIngestionState,
     RunOutcome,
@@ -62,6 +63,7 @@ class _Run:
             progress=self.tracker.progress,
             last_failure=self.tracker.last_failure,
             failures=tuple(self.tracker.failures),
+            phase=self.tracker.phase,
         )
 
 
@@ -101,6 +103,7 @@ class RagIngestionManager:
             reason=reason,
             state=RagIngestionState.RUNNING,
             started_at=_now(),
+            phase=RagIngestionPhase.OPENING,
         )
         run = _Run(operation=operation, tracker=ProgressTracker())
         state.active = run
@@ -305,6 +308,7 @@ class RagIngestionManager:
     def _finish(self, state: _IndexState, run: _Run, terminal: RagIngestionState) -> RagIngestionOperation:
         if state.active is not run and state.last is not None and state.last.operation_id == run.operation.operation_id:
             return state.last  # already finished
+        run.tracker.phase = RagIngestionPhase.FINISHED
         finished = replace(run.snapshot(), state=terminal, completed_at=_now())
         state.last = finished
         state.history.append(finished)

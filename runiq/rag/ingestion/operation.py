@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
@@ -15,9 +15,11 @@ __all__ = [
     "RagIndexStatus",
     "RagIngestionFailure",
     "RagIngestionOperation",
+    "RagIngestionPhase",
     "RagIngestionProgress",
     "RagIngestionReason",
     "RagIngestionState",
+    "RagIngestionThroughput",
     "RunOutcome",
     "operation_from_record",
     "operation_record",
@@ -40,6 +42,15 @@ class RagIngestionState(StrEnum):
         return self not in (RagIngestionState.RUNNING, RagIngestionState.CANCELLING)
 
 
+class RagIngestionPhase(StrEnum):
+    """What a run is doing now. Reading, chunking, embedding and writing overlap, so they are one phase."""
+
+    OPENING = "opening"  # connecting to the store and loading the embedding model: no counter moves yet
+    INGESTING = "ingesting"  # documents are read, chunked, embedded and written; the counters move
+    DELETING = "deleting"  # every source was read to the end: stored documents none delivered are removed
+    FINISHED = "finished"  # the run is over; its state says how it ended
+
+
 class RagIngestionReason(StrEnum):
     MANUAL = "manual"
     STARTUP = "startup"
@@ -59,7 +70,10 @@ class RagIndexReadiness(StrEnum):
 class RagIngestionProgress:
     """A run's counters. ``skipped_documents`` were unchanged since the last run (still stored);
     ``skipped_files`` are files a source passed over because no loader reads their format (never
-    documents, never failures)."""
+    documents, never failures). ``expected_documents`` is the number of documents the sources hold, once known
+    (a source that can count says so early; else it is known when every source was read; 0 until then).
+    ``embedded_chunks`` moves as each embedding batch returns (a text embedded again after a failed
+    batch counts again); ``produced_chunks`` and ``produced_embeddings`` count what was written."""
 
     discovered_documents: int = 0
     processed_documents: int = 0
@@ -72,6 +86,8 @@ class RagIngestionProgress:
     produced_embeddings: int = 0
     embedding_calls: int = 0
     skipped_files: int = 0
+    expected_documents: int = 0
+    embedded_chunks: int = 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -95,12 +111,31 @@ class RagIngestionOperation:
     progress: RagIngestionProgress = RagIngestionProgress()
     last_failure: RagIngestionFailure | None = None
     failures: tuple[RagIngestionFailure, ...] = ()  # the run's failed documents, at most MAX_REPORTED_FAILURES
+    phase: RagIngestionPhase = RagIngestionPhase.FINISHED
 
     @property
     def duration_seconds(self) -> float | None:
         if self.completed_at is None:
             return None
         return (self.completed_at - self.started_at).total_seconds()
+
+    def throughput(self, now: datetime | None = None) -> RagIngestionThroughput:
+        """Documents and chunks per second since the start (until ``now``, or the end of a finished run)."""
+        end = self.completed_at or now or datetime.now(UTC)
+        seconds = max((end - self.started_at).total_seconds(), 1e-9)
+        p = self.progress
+        return RagIngestionThroughput(
+            seconds=seconds,
+            documents_per_second=p.processed_documents / seconds,
+            chunks_per_second=p.produced_chunks / seconds,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RagIngestionThroughput:
+    seconds: float  # since the run started
+    documents_per_second: float
+    chunks_per_second: float
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

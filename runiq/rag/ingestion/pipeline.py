@@ -1,68 +1,58 @@
-"""The incremental ingestion pipeline: source -> prepare -> embed -> write, as three overlapping stages.
+"""The incremental ingestion pipeline: source -> prepare -> embed -> write, as overlapping stages.
 
-Sources stream their documents; a window of them has its stored hashes looked up at once, then is
-hashed and chunked in a worker thread (:mod:`preparing`) into groups that fill the embedder's
-concurrent batches. Each group is embedded (:mod:`embedding`) while the group before it is written
-(:mod:`writing`, one transaction per group where the store offers bulk writes) and the one after it
-is prepared. The queues between the stages hold one group each, so memory is bounded by a few groups
-and the slowest stage sets the pace: a local model's speed, or the store's with a fast embedder.
+Sources stream their documents; a window of them has its stored hashes looked up at once, then is hashed
+and chunked in a worker thread (:mod:`preparing`), sorted longest chunks first and cut into groups that
+fill the embedder's concurrent batches. Each group is embedded (:mod:`embedding`) while earlier groups
+are written (:mod:`writing`) and later ones prepared. A write takes every embedded group waiting for it,
+up to :data:`WRITE_CHUNKS` chunks, in one transaction where the store offers bulk writes; two writes run
+at once, so one's CPU work (a store tokenising, encoding rows) overlaps the other's time in the
+database. The queues between the stages are bounded, so memory is bounded by a few thousand chunks and
+the slowest stage sets the pace: a local model's speed, or the store's with a fast embedder.
 
-Incremental by content hash: the hash covers the document content and the configuration that turns
-it into chunks and vectors (chunking options, embedding model, dimension, metric), so an unchanged
-document is neither re-chunked nor re-embedded, and a configuration change re-ingests everything. Each
-document is replaced atomically, so a crash or cancellation leaves every document at its old version or
-its new one. A document that failed keeps its previous version. After every source has been read to the
-end, stored documents that no source delivered (nor reported as failed) are deleted; a source that
-fails, or a cancelled run, deletes nothing. Seen ids are kept as 8-byte digests and the stored ids are
-paged through, so a run never holds every id's text.
+Incremental by content hash: the hash covers the document content and the configuration that turns it
+into chunks and vectors (chunking options, embedding model, dimension, metric), so an unchanged document
+is neither re-chunked nor re-embedded, and a configuration change re-ingests everything. Each document
+is replaced atomically, so a crash or cancellation leaves every document at its old version or its new
+one. A document that failed keeps its previous version. After every source has been read to the end,
+stored documents that no source delivered (nor reported as failed) are deleted; a source that fails, or
+a cancelled run, deletes nothing. Seen ids are kept as 8-byte hashes in a sorted array and the stored
+ids are paged through, so a run never holds every id's text.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
-from collections.abc import AsyncIterator, Callable, Sequence
+import sys
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from runiq.errors import first_leaf
 from runiq.rag.documents import RagDocument
 from runiq.rag.ingestion.embedding import GroupEmbedder, Vectors
-from runiq.rag.ingestion.preparing import Pending, Unusable, prepare_some
+from runiq.rag.ingestion.operation import RagIngestionPhase
+from runiq.rag.ingestion.preparing import Pending, Unusable, prepare_off_loop
 from runiq.rag.ingestion.progress import ProgressTracker, safe_id
 from runiq.rag.ingestion.writing import GroupWriter
 from runiq.rag.observability.otel import stage_span
 from runiq.rag.runtime import IndexResources
 from runiq.rag.sources.base import SourceFailure, SourceSkip
 
+if TYPE_CHECKING:
+    from runiq.rag.ingestion.seen import SeenIds
+
 __all__ = ["IngestionPipeline", "ProgressTracker", "safe_id"]
 
-_WINDOW_DOCUMENTS = 256  # documents whose stored hashes are looked up in one call
+_WINDOW_DOCUMENTS = 1024  # documents whose stored hashes are looked up in one call
+_WINDOW_CHARACTERS = 1 << 24  # or fewer, when their content adds up to this many characters
 _ID_PAGE = 1000  # stored ids read (and stale ones deleted) per call
+# A write takes every embedded group waiting for it, up to about this many chunks: one transaction per
+# two thousand chunks when the store is the slowest stage, one per group when the embedder is. With the
+# two writers, the groups queued for them and the group being embedded, a run holds about 8,000 chunks.
+WRITE_CHUNKS = 2048
+_WRITERS = 2  # writes in flight at once
 
 _Group = list[Pending]
 _Embedded = tuple[_Group, list[Vectors]]
-
-
-class _SeenIds:
-    """Document ids delivered or reported this run, as 64-bit digests (a collision only keeps a stale document)."""
-
-    def __init__(self) -> None:
-        self._digests: set[int] = set()
-
-    @staticmethod
-    def _digest(document_id: str) -> int:
-        raw = hashlib.blake2b(document_id.encode("utf-8", "surrogatepass"), digest_size=8).digest()
-        return int.from_bytes(raw, "little")
-
-    def add(self, document_id: str) -> bool:
-        """Record an id; False when it was already seen."""
-        digest = self._digest(document_id)
-        if digest in self._digests:
-            return False
-        self._digests.add(digest)
-        return True
-
-    def __contains__(self, document_id: str) -> bool:
-        return self._digest(document_id) in self._digests
 
 
 class IngestionPipeline:
@@ -85,18 +75,25 @@ class IngestionPipeline:
         admits are ingested or counted, and nothing is deleted: the shared run's finisher does that.
         """
         await self._resources.store.ensure_index(self._resources.spec)
-        seen = _SeenIds()
+        from runiq.rag.ingestion.seen import SeenIds  # numpy: loaded once a run starts, not when a host is built
+
+        seen = SeenIds()
+        self._tracker.phase = RagIngestionPhase.INGESTING
         await self._flow(self._from_sources(seen, accept))
         if accept is None:
+            self._tracker.phase = RagIngestionPhase.DELETING
             await self._delete_stale(seen)
 
     async def ingest(self, documents: Sequence[RagDocument]) -> None:
         """Some documents through the same stages (incremental, atomic per document); nothing is deleted."""
         await self._resources.store.ensure_index(self._resources.spec)
-        seen = _SeenIds()
+        self._tracker.phase = RagIngestionPhase.INGESTING
+        self._tracker.expect(len(documents))
+        from runiq.rag.ingestion.seen import SeenIds
+
         unique: list[RagDocument] = []
-        for document in documents:
-            if seen.add(document.document_id):
+        for document, new in zip(documents, SeenIds().add_all([d.document_id for d in documents]), strict=True):
+            if new:
                 unique.append(document)
             else:
                 self._tracker.fail(document.document_id, "duplicate_document_id")
@@ -114,9 +111,11 @@ class IngestionPipeline:
             await self._delete(list(document_ids[start : start + _ID_PAGE]))
 
     async def _from_sources(
-        self, seen: _SeenIds, accept: Callable[[str], bool] | None = None
+        self, seen: SeenIds, accept: Callable[[str], bool] | None = None
     ) -> AsyncIterator[list[RagDocument]]:
-        window: list[RagDocument] = []
+        """Windows of new documents; failures and duplicates are recorded a window at a time."""
+        items: list[tuple[RagDocument | SourceFailure, str]] = []
+        characters = 0
         for source in self._resources.definition.sources:
             async for item in source.stream():
                 if accept is not None and not accept(item.document_id):
@@ -124,29 +123,41 @@ class IngestionPipeline:
                 if isinstance(item, SourceSkip):
                     self._tracker.add(skipped_files=1)  # not a document: no stored version is kept for it
                     continue
-                self._tracker.add(discovered_documents=1)
-                if isinstance(item, SourceFailure):
-                    seen.add(item.document_id)  # its stored version stays
-                    self._tracker.fail(item.document_id, item.code, source.source_kind)
-                elif not seen.add(item.document_id):
-                    self._tracker.fail(item.document_id, "duplicate_document_id", source.source_kind)
-                else:
-                    window.append(item)
-                    if len(window) >= _WINDOW_DOCUMENTS:
+                items.append((item, source.source_kind))
+                characters += len(item.content) if isinstance(item, RagDocument) else 0
+                if len(items) >= _WINDOW_DOCUMENTS or characters >= _WINDOW_CHARACTERS:
+                    if window := self._sort_out(items, seen):
                         yield window
-                        window = []
+                    items, characters = [], 0
+        window = self._sort_out(items, seen)
+        self._tracker.expect(self._tracker.progress.discovered_documents)  # every source read to the end
         if window:
             yield window
 
+    def _sort_out(self, items: list[tuple[RagDocument | SourceFailure, str]], seen: SeenIds) -> list[RagDocument]:
+        """The new documents of ``items``; a failure is recorded (its stored version stays), a repeated
+        id fails as a duplicate (the first one is kept)."""
+        self._tracker.add(discovered_documents=len(items))
+        window: list[RagDocument] = []
+        for (item, kind), new in zip(items, seen.add_all([item.document_id for item, _ in items]), strict=True):
+            if isinstance(item, SourceFailure):
+                self._tracker.fail(item.document_id, item.code, kind)
+            elif new:
+                window.append(item)
+            else:
+                self._tracker.fail(item.document_id, "duplicate_document_id", kind)
+        return window
+
     async def _flow(self, windows: AsyncIterator[list[RagDocument]]) -> None:
         to_embed: asyncio.Queue[_Group | None] = asyncio.Queue(maxsize=1)
-        to_write: asyncio.Queue[_Embedded | None] = asyncio.Queue(maxsize=1)
+        to_write: asyncio.Queue[_Embedded | None] = asyncio.Queue(maxsize=max(1, WRITE_CHUNKS // self._group_chunks))
         failure: BaseException | None = None
         try:
             async with asyncio.TaskGroup() as stages:
                 stages.create_task(self._prepare_stage(windows, to_embed))
                 stages.create_task(self._embed_stage(to_embed, to_write))
-                stages.create_task(self._write_stage(to_write))
+                for _ in range(_WRITERS):
+                    stages.create_task(self._write_stage(to_write))
         except BaseExceptionGroup as group:
             failure = first_leaf(group)
         if failure is not None:
@@ -155,34 +166,17 @@ class IngestionPipeline:
     async def _prepare_stage(
         self, windows: AsyncIterator[list[RagDocument]], out: asyncio.Queue[_Group | None]
     ) -> None:
+        """Each window prepared whole, its documents sorted longest chunks first, then cut into groups: the
+        groups (and the embedding batches in them) hold texts of similar length, so a local model pads
+        little, as one ``encode`` of everything sorted by length would."""
         store = self._resources.store
-        definition = self._resources.definition
         group: _Group = []
         async for window in windows:
             stored = await store.document_hashes(self._name, [d.document_id for d in window])
-            position = 0
-            while position < len(window):
-                room = self._group_chunks - _chunks(group)
-                with stage_span("chunk", index=self._name) as span:
-                    prepared, position = await asyncio.to_thread(
-                        prepare_some,
-                        window,
-                        position,
-                        stored,
-                        room,
-                        fingerprint=self._resources.configuration_fingerprint,
-                        chunking=definition.chunking,
-                    )
-                    span.counts(documents=len(prepared))
-                for outcome in prepared:
-                    if outcome is None:
-                        self._tracker.add(processed_documents=1, skipped_documents=1)
-                    elif isinstance(outcome, Unusable):
-                        self._tracker.document_failed(
-                            self._name, outcome.document.document_id, outcome.code, outcome.error
-                        )
-                    else:
-                        group.append(outcome)
+            pending = await self._prepare_window(window, stored)
+            pending.sort(key=_longest_chunk, reverse=True)
+            for document in pending:
+                group.append(document)
                 if _chunks(group) >= self._group_chunks:
                     await out.put(group)
                     group = []
@@ -190,24 +184,61 @@ class IngestionPipeline:
             await out.put(group)
         await out.put(None)
 
+    async def _prepare_window(self, window: list[RagDocument], stored: Mapping[str, str]) -> list[Pending]:
+        """Hashed and chunked off the loop; skipped and failed documents are counted here."""
+        pending: list[Pending] = []
+        position = 0
+        while position < len(window):
+            with stage_span("chunk", index=self._name) as span:
+                prepared, position = await prepare_off_loop(
+                    window,
+                    position,
+                    stored,
+                    sys.maxsize,
+                    fingerprint=self._resources.configuration_fingerprint,
+                    chunking=self._resources.definition.chunking,
+                )
+                span.counts(documents=len(prepared))
+            for outcome in prepared:
+                if outcome is None:
+                    self._tracker.add(processed_documents=1, skipped_documents=1)
+                elif isinstance(outcome, Unusable):
+                    self._tracker.document_failed(self._name, outcome.document.document_id, outcome.code, outcome.error)
+                else:
+                    pending.append(outcome)
+        return pending
+
     async def _embed_stage(self, source: asyncio.Queue[_Group | None], out: asyncio.Queue[_Embedded | None]) -> None:
         while (group := await source.get()) is not None:
             with stage_span("embed", index=self._name, items=_chunks(group)):
                 vectors = await self._embedder.embed(group)
             await out.put((group, vectors))
-        await out.put(None)
+        for _ in range(_WRITERS):
+            await out.put(None)
 
     async def _write_stage(self, source: asyncio.Queue[_Embedded | None]) -> None:
-        while (item := await source.get()) is not None:
-            with stage_span("write", index=self._name, items=len(item[0])):
-                await self._writer.write(*item)
+        """Until its end marker (each writer gets one): every group waiting, up to WRITE_CHUNKS, per write."""
+        done = False
+        while not done and (item := await source.get()) is not None:
+            group, vectors = list(item[0]), list(item[1])
+            chunks = _chunks(group)
+            while chunks < WRITE_CHUNKS and not source.empty():
+                more = source.get_nowait()
+                if more is None:
+                    done = True
+                    break
+                group += more[0]
+                vectors += more[1]
+                chunks += _chunks(more[0])
+            with stage_span("write", index=self._name, items=len(group)):
+                await self._writer.write(group, vectors)
 
-    async def _delete_stale(self, seen: _SeenIds) -> None:
+    async def _delete_stale(self, seen: SeenIds) -> None:
         store = self._resources.store
         after: str | None = None
         stale: list[str] = []
         while page := list(await store.document_id_page(self._name, after=after, limit=_ID_PAGE)):
-            stale.extend(document_id for document_id in page if document_id not in seen)
+            stale.extend(seen.unseen(page))
             after = page[-1]
             if len(stale) >= _ID_PAGE:
                 await self._delete(stale)
@@ -223,3 +254,7 @@ class IngestionPipeline:
 
 def _chunks(group: _Group) -> int:
     return sum(len(pending.chunks) for pending in group)
+
+
+def _longest_chunk(pending: Pending) -> int:
+    return max((len(chunk.content) for chunk in pending.chunks), default=0)

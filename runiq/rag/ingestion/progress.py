@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from runiq.logging import get_logger
-from runiq.rag.ingestion.operation import MAX_REPORTED_FAILURES, RagIngestionFailure, RagIngestionProgress
+from runiq.rag.ingestion.operation import (
+    MAX_REPORTED_FAILURES,
+    RagIngestionFailure,
+    RagIngestionPhase,
+    RagIngestionProgress,
+)
 
 __all__ = ["ProgressTracker", "safe_id"]
 
@@ -19,15 +24,37 @@ def safe_id(value: str) -> str:
     return hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
+_COUNTERS = tuple(RagIngestionProgress.__dataclass_fields__)
+
+
 @dataclass(slots=True)
 class ProgressTracker:
-    progress: RagIngestionProgress = field(default_factory=RagIngestionProgress)
+    """Counters are plain integers updated in place (a run adds to them per document and per batch);
+    :attr:`progress` is an immutable snapshot taken when someone looks."""
+
+    phase: RagIngestionPhase = RagIngestionPhase.OPENING
     last_failure: RagIngestionFailure | None = None
     failures: list[RagIngestionFailure] = field(default_factory=list)
+    _counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_COUNTERS, 0))
+
+    @property
+    def progress(self) -> RagIngestionProgress:
+        return RagIngestionProgress(**self._counts)
 
     def add(self, **deltas: int) -> None:
-        current = self.progress
-        self.progress = replace(current, **{k: getattr(current, k) + v for k, v in deltas.items()})
+        counts = self._counts
+        for name, delta in deltas.items():
+            if name not in counts:
+                raise TypeError(f"unknown ingestion counter: {name}")
+            counts[name] += delta
+
+    def adopt(self, progress: RagIngestionProgress) -> None:
+        """Take ``progress`` as the counters (a shared run's totals, which its finisher recorded)."""
+        self._counts = {name: getattr(progress, name) for name in _COUNTERS}
+
+    def expect(self, documents: int) -> None:
+        """The number of documents the run will process, once known."""
+        self._counts["expected_documents"] = documents
 
     def fail(self, document_id: str | None, code: str, source_kind: str | None = None) -> None:
         self.add(processed_documents=1, failed_documents=1)

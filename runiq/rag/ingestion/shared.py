@@ -119,7 +119,7 @@ class SharedRunWorker:
             raise
         self._run_ended = True
         outcome = RunOutcome.from_record(shared.result or {})
-        self._tracker.progress = outcome.progress
+        self._tracker.adopt(outcome.progress)
         self._tracker.failures = list(outcome.failures)
         self._tracker.last_failure = outcome.last_failure
         return RagIngestionState(shared.state)

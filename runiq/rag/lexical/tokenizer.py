@@ -94,7 +94,7 @@ class IndexedText:
 
 
 _Entry = tuple[tuple[str, bool, bool], ...]  # (term, is_whole_word, is_stop_word) for one word
-_WORD_CACHE_SIZE = 1 << 17
+_WORD_CACHE_SIZE = 1 << 15
 
 
 @dataclass(frozen=True, slots=True)

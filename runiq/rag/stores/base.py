@@ -137,8 +137,9 @@ class VectorStore(Protocol):
         ...
 
     async def document_id_page(self, index_name: str, *, after: str | None, limit: int) -> Sequence[str]:
-        """Up to ``limit`` stored document ids greater than ``after`` (None: from the start), in id order
-        (Python ``str`` order, i.e. by code point). Ingestion pages through them to find deleted documents."""
+        """Up to ``limit`` stored document ids after ``after`` (None: from the start) in the store's id order,
+        the same on every call (a database may use its collation). Ingestion pages through them to find
+        deleted documents: each id comes exactly once."""
         ...
 
     async def search(

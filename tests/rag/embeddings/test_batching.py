@@ -188,3 +188,39 @@ async def test_a_hanging_client_fails_with_provider_timeout_within_the_timeout(k
         await call
     assert asyncio.get_running_loop().time() - started < 1.0
     assert (raised.value.provider, raised.value.timeout_seconds) == ("hang", 0.1)
+
+
+async def test_a_call_of_several_batches_sends_texts_longest_first_and_answers_in_input_order() -> None:
+    """As SentenceTransformer.encode does within a call: batches of similar length, rows in the caller's order."""
+    client = RecordingClient()
+    batcher = EmbeddingBatcher(client, provider="rec", batch_size=3, concurrency=1)
+    texts = ["a", "a much longer text than the others", "mid size", "bb", "quite long text here", "ccc", "mid two"]
+    result = await batcher.embed(texts)
+    sent = [t for batch in client.batches for t in batch]
+    assert [len(t) for t in sent] == sorted((len(t) for t in texts), reverse=True)
+    assert client.batches[0] == ["a much longer text than the others", "quite long text here", "mid size"]
+    np.testing.assert_array_equal(result, client.embed_sync(texts))
+
+
+async def test_each_batch_is_reported_as_it_returns() -> None:
+    heard: list[int] = []
+    batcher = EmbeddingBatcher(RecordingClient(), provider="rec", batch_size=4, concurrency=2)
+    await batcher.embed(_texts(10), on_batch=heard.append)
+    assert sorted(heard) == [2, 4, 4]
+
+
+async def test_no_batch_starts_after_one_failed() -> None:
+    """With one call at a time, a timed-out batch stops the call: the batches behind it are never sent."""
+
+    class Hanging(RecordingClient):
+        async def embed(self, texts: Sequence[str], kind: EmbeddingInputKind) -> FloatMatrix:
+            self.batches.append(list(texts))
+            await asyncio.Event().wait()
+            raise AssertionError("unreachable")
+
+    client = Hanging()
+    batcher = EmbeddingBatcher(client, provider="rec", batch_size=2, concurrency=1, timeout_seconds=0.05)
+    heard: list[int] = []
+    with pytest.raises(ProviderTimeoutError):
+        await batcher.embed(_texts(8), on_batch=heard.append)
+    assert len(client.batches) == 1 and batcher.calls == 1 and heard == []
