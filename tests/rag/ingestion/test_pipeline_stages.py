@@ -11,9 +11,9 @@ import pytest
 
 from runiq.hosting import Host
 from runiq.rag import RagDocument, RagIngestionManager, RagIngestionPhase, RagIngestionState
-from runiq.rag.providers import HashingEmbedder, InMemoryVectorStore
 from runiq.rag.ingestion import pipeline as pipeline_module
 from runiq.rag.ingestion.seen import SeenIds
+from runiq.rag.providers import HashingEmbedder, InMemoryVectorStore
 from runiq.rag.stores.base import DocumentWrite
 
 DIMS = 16
