@@ -47,7 +47,7 @@ import numpy as np
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from runiq_postgresql import PostgreSqlVectorStore, PostgresVectorStore
+from runiq_postgresql import PostgresVectorStorage, PostgresVectorStore
 from runiq_postgresql.lexical import query_terms, quote_lexeme
 
 from benchmarks._beir import load_beir
@@ -213,7 +213,7 @@ async def concurrent(run: Callable[[str], Awaitable[Any]], queries: list[str], n
 def _host(dsn: str, schema: str, dim: int) -> Any:
     def configure(index: Any) -> None:
         index.use_documents([])  # a source is required; the rows are loaded through the store, not ingested
-        index.use_vector_store(PostgreSqlVectorStore(dsn=dsn, schema=schema, options={"ann_min_rows": 1000}))
+        index.use_vector_store(PostgresVectorStorage(dsn=dsn, schema=schema, options={"ann_min_rows": 1000}))
         if dim:
             index.use_embedding(HashingEmbedding(dimensions=dim))
         else:

@@ -58,6 +58,7 @@ if _TYPE_CHECKING:
         parser_failures,
         table_lines,
     )
+    from runiq.rag.observability.identity import identity_hash
     from runiq.rag.registration import ProviderSelection
     from runiq.rag.reranking import (
         MAX_RERANK_CANDIDATES,
@@ -189,6 +190,7 @@ __all__ = [
     "guarded",
     "hookimpl",
     "identifier_words",
+    "identity_hash",
     "import_when_loading",
     "matches",
     "one_line",

@@ -57,9 +57,11 @@ class _Dto(BaseModel):
 
 
 class RagSourceDto(_Dto):
-    identity: str = Field(description="Uppercase hex SHA-256 of the source's identity.")
+    identity: str = Field(
+        description="identity_hash of the source's identity: 16 lower-case hex digits of its SHA-256."
+    )
     type: str = Field(description="The source kind, for example 'directory'.")
-    display_value: str = Field(description="'Source ' and the first 12 characters of the identity hash.")
+    display_value: str = Field(description="'Source ' and the identity hash.")
 
 
 class RagIndexConfigurationDto(_Dto):
@@ -98,7 +100,9 @@ class RagFailureDto(_Dto):
     code: str = Field(description="A stable failure category, for example 'ingestion_failed'.")
     message: str = Field(description="Always the same fixed text.")
     source_type: str | None = None
-    document_identity: str | None = Field(default=None, description="Uppercase hex SHA-256 of the document id.")
+    document_identity: str | None = Field(
+        default=None, description="identity_hash of the document id: 16 lower-case hex digits of its SHA-256."
+    )
     timestamp: datetime
 
 
@@ -125,7 +129,9 @@ class RagRunDto(RagOperationDto):
 
 class RagFailedDocumentDto(_Dto):
     code: str = Field(description="Why the document failed, for example 'undecodable'.")
-    document_identity: str | None = Field(default=None, description="Uppercase hex SHA-256 of the document id.")
+    document_identity: str | None = Field(
+        default=None, description="identity_hash of the document id: 16 lower-case hex digits of its SHA-256."
+    )
     document_id: str | None = Field(
         default=None, description="The document id (a path for directory sources): only for the query role."
     )

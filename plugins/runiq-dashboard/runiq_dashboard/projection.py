@@ -3,12 +3,13 @@
 Free-form strings that plugins supply (source kinds, failure codes, health reasons) are passed through
 only when they look like identifiers; anything else is replaced, so a misbehaving plugin cannot
 smuggle a path or a message into a response. A failed document's own id is projected only when the
-caller may see document ids (``with_document_ids``: the ``query`` role).
+caller may see document ids (``with_document_ids``: the ``query`` role). Source and document
+identities are runiq's :func:`~runiq.rag.providers.identity_hash`, the value its logs and events
+carry for the same id.
 """
 
 from __future__ import annotations
 
-import hashlib
 import re
 from datetime import UTC, datetime
 
@@ -19,7 +20,7 @@ from runiq.rag import (
     RagIngestionOperation,
     RagIngestionProgress,
 )
-from runiq.rag.providers import StoreHealth
+from runiq.rag.providers import StoreHealth, identity_hash
 from runiq_dashboard.dto import (
     FAILURE_MESSAGE,
     RagFailedDocumentDto,
@@ -41,7 +42,6 @@ from runiq_dashboard.progress_clock import ProgressClock
 __all__ = [
     "detail",
     "failed_documents",
-    "hash_identity",
     "list_item",
     "operation",
     "run",
@@ -52,10 +52,6 @@ __all__ = [
 _TOKEN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
-def hash_identity(value: str) -> str:
-    return hashlib.sha256(value.encode("utf-8")).hexdigest().upper()
-
-
 def _token(value: str | None, fallback: str) -> str:
     return value if value is not None and _TOKEN.match(value) else fallback
 
@@ -63,11 +59,9 @@ def _token(value: str | None, fallback: str) -> str:
 def sources(definition: IndexDefinition) -> list[RagSourceDto]:
     result = []
     for source in definition.sources:
-        digest = hash_identity(source.identity)
+        digest = identity_hash(source.identity)
         result.append(
-            RagSourceDto(
-                identity=digest, type=_token(source.source_kind, "custom"), display_value=f"Source {digest[:12]}"
-            )
+            RagSourceDto(identity=digest, type=_token(source.source_kind, "custom"), display_value=f"Source {digest}")
         )
     return result
 
@@ -115,7 +109,7 @@ def failure(value: RagIngestionFailure) -> RagFailureDto:
         code=_token(value.code, "ingestion_failed"),
         message=FAILURE_MESSAGE,
         source_type=_token(value.source_kind, "custom") if value.source_kind is not None else None,
-        document_identity=hash_identity(value.document_id) if value.document_id is not None else None,
+        document_identity=identity_hash(value.document_id) if value.document_id is not None else None,
         timestamp=value.timestamp,
     )
 
@@ -167,7 +161,7 @@ def _failed_document(value: RagIngestionFailure, with_document_id: bool) -> RagF
     document_id = value.document_id
     return RagFailedDocumentDto(
         code=_token(value.code, "ingestion_failed"),
-        document_identity=hash_identity(document_id) if document_id is not None else None,
+        document_identity=identity_hash(document_id) if document_id is not None else None,
         document_id=document_id if with_document_id else None,
         source_type=_token(value.source_kind, "custom") if value.source_kind is not None else None,
         timestamp=value.timestamp,

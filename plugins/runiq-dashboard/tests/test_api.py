@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import hashlib
-
 import httpx
 import pytest
 
 from runiq.hosting import Host, HostBuilder
 from runiq.rag import RagIngestionManager, RagIngestionState
+from runiq.rag.providers import identity_hash
 from runiq_dashboard import DashboardCredential, DashboardOptions, DashboardRole, create_dashboard_app
 
 BASE = "/runiq/api/rag/indexes"
@@ -54,9 +53,9 @@ async def test_list_projects_every_index_in_registration_order(api: httpx.AsyncC
     assert docs["sourceCount"] == 1
     [source] = docs["sources"]
     assert source["type"] == "directory"
-    assert len(source["identity"]) == 64
-    assert source["identity"] == source["identity"].upper()
-    assert source["displayValue"] == f"Source {source['identity'][:12]}"
+    assert len(source["identity"]) == 16
+    assert source["identity"] == source["identity"].lower()
+    assert source["displayValue"] == f"Source {source['identity']}"
     assert docs["configuration"] == {
         "ingestionStrategy": "manual",
         "scheduleExpression": None,
@@ -81,15 +80,15 @@ async def test_list_projects_every_index_in_registration_order(api: httpx.AsyncC
     assert body[3]["configuration"]["embeddingType"] is None
 
 
-async def test_source_identity_is_the_uppercase_sha256_of_the_source_identity(
+async def test_source_identity_is_the_identity_hash_of_the_source_identity(
     api: httpx.AsyncClient, host: Host
 ) -> None:
-    """The hash is of DocumentSource.identity, so it is stable and reveals nothing."""
+    """The hash is runiq's identity_hash of DocumentSource.identity, so it is stable and hides the path."""
     from runiq.rag import IndexRegistry
 
     identity = host.services.get(IndexRegistry).get("docs").sources[0].identity
     response = await api.get(f"{BASE}/docs")
-    assert response.json()["sources"][0]["identity"] == hashlib.sha256(identity.encode()).hexdigest().upper()
+    assert response.json()["sources"][0]["identity"] == identity_hash(identity)
 
 
 async def test_detail_has_overview_sources_configuration_and_runtime(api: httpx.AsyncClient) -> None:
@@ -248,7 +247,7 @@ async def test_partial_failure_reports_a_hashed_document_and_the_fixed_message(
     assert failure["code"] == "undecodable"
     assert failure["message"] == "The ingestion operation failed. Review server logs using the operation identity."
     assert failure["sourceType"] == "directory"
-    assert len(failure["documentIdentity"]) == 64
+    assert len(failure["documentIdentity"]) == 16
 
 
 async def test_start_after_the_host_stopped_is_503(host_factory, client_for) -> None:  # type: ignore[no-untyped-def]

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import httpx
 
 from runiq.hosting import Host
 from runiq.rag import RagIngestionManager
+from runiq.rag.providers import identity_hash
 from runiq.rag.testing import CANARY
 from runiq_dashboard import DashboardCredential, DashboardOptions, DashboardRole, create_dashboard_app
 
@@ -80,11 +80,11 @@ async def test_no_response_contains_a_planted_secret(api: httpx.AsyncClient, hos
 
 
 async def test_failure_identity_is_the_hash_of_the_document_id(api: httpx.AsyncClient, host: Host) -> None:
-    """The failed file's name (which holds the canary) appears only as its SHA-256."""
+    """The failed file's name (which holds the canary) appears only as its identity hash."""
     await api.post(f"{BASE}/broken/ingestion/start")
     await host.services.get(RagIngestionManager).wait("broken")
     failure = (await api.get(f"{BASE}/broken/status")).json()["lastFailure"]
-    expected = hashlib.sha256(f"undecodable-{CANARY}.md".encode()).hexdigest().upper()
+    expected = identity_hash(f"undecodable-{CANARY}.md")
     assert failure["documentIdentity"] == expected
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import time
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -21,7 +20,7 @@ from runiq.rag import (
     RagIngestionReason,
     RagIngestionState,
 )
-from runiq.rag.providers import InMemoryVectorStore
+from runiq.rag.providers import InMemoryVectorStore, identity_hash
 from runiq.rag.stores import StoreHealth
 from runiq.rag.testing import CANARY
 from runiq_dashboard import DashboardCredential, DashboardOptions, DashboardRole, create_dashboard_app, projection
@@ -110,7 +109,7 @@ async def test_a_run_lists_its_failed_documents_by_hashed_identity_and_code(api:
     assert body["truncated"] is False
     [failure] = body["failures"]
     assert failure["code"] == "undecodable"
-    assert failure["documentIdentity"] == hashlib.sha256(FAILED_NAME.encode()).hexdigest().upper()
+    assert failure["documentIdentity"] == identity_hash(FAILED_NAME)
     assert failure["documentId"] is None
     assert failure["sourceType"] == "directory"
     assert CANARY not in response.text

@@ -2,9 +2,9 @@
 
 Select it per index::
 
-    from runiq_postgresql import PostgreSqlVectorStore
+    from runiq_postgresql import PostgresVectorStorage
 
-    index.use_vector_store(PostgreSqlVectorStore(dsn="postgresql://..."))   # or dsn=None: embedded server
+    index.use_vector_store(PostgresVectorStorage(dsn="postgresql://..."))   # or dsn=None: embedded server
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
-from runiq_postgresql.selection import PostgreSqlVectorStore, use_postgresql_vector_store
+from runiq_postgresql.selection import PostgresVectorStorage, use_postgresql_vector_store
 from runiq_postgresql.settings import PostgresStoreOptions
 
 if TYPE_CHECKING:
@@ -24,8 +24,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ExtensionMissingError",
-    "PostgreSqlVectorStore",
     "PostgresStoreOptions",
+    "PostgresVectorStorage",
     "PostgresVectorStore",
     "ReplicaHealth",
     "ReplicaReason",

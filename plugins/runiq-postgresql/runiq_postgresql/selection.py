@@ -1,4 +1,4 @@
-"""The typed selection ``PostgreSqlVectorStore(...)`` and the ``use_postgresql_vector_store`` convenience."""
+"""The typed selection ``PostgresVectorStorage(...)`` and the ``use_postgresql_vector_store`` convenience."""
 
 from __future__ import annotations
 
@@ -14,14 +14,17 @@ if TYPE_CHECKING:
     from runiq.rag import IndexBuilder
     from runiq.rag.providers import DistanceMetric
 
-__all__ = ["PROVIDER_NAME", "PostgreSqlVectorStore", "use_postgresql_vector_store"]
+__all__ = ["PROVIDER_NAME", "PostgresVectorStorage", "use_postgresql_vector_store"]
 
 PROVIDER_NAME = "postgresql"
 
 
 @dataclass(frozen=True, slots=True)
-class PostgreSqlVectorStore:
-    """Select the PostgreSQL store: ``index.use_vector_store(PostgreSqlVectorStore(dsn=...))``.
+class PostgresVectorStorage:
+    """Select the PostgreSQL store: ``index.use_vector_store(PostgresVectorStorage(dsn=...))``.
+
+    Named like the other typed selections (``OpenAiEmbedding``, ``HttpReranking``): the selection says
+    what the index uses, and :class:`~runiq_postgresql.PostgresVectorStore` is the store that does it.
 
     ``dsn=None`` starts (or reuses) the embedded server under ``data_dir``. Other store options
     (pool sizes, HNSW parameters) go in ``options``; they are validated when the index is registered.
@@ -58,6 +61,6 @@ def use_postgresql_vector_store(
     metric: DistanceMetric | str | None = None,
     **options: Any,
 ) -> IndexBuilder:
-    """``use_postgresql_vector_store(index, dsn=...)`` is ``index.use_vector_store(PostgreSqlVectorStore(...))``."""
-    selection = PostgreSqlVectorStore(dsn=dsn, data_dir=data_dir, schema=schema, options=dict(options))
+    """``use_postgresql_vector_store(index, dsn=...)`` is ``index.use_vector_store(PostgresVectorStorage(...))``."""
+    selection = PostgresVectorStorage(dsn=dsn, data_dir=data_dir, schema=schema, options=dict(options))
     return index.use_vector_store(selection, metric=metric)

@@ -32,7 +32,7 @@ CHILD = textwrap.dedent(
     from runiq.hosting import HostBuilder
     from runiq.rag import HashingEmbedding, RagDocument, RagIngestionManager, add_runiq_rag
     from runiq.rag.ingestion import pipeline
-    from runiq_postgresql import PostgreSqlVectorStore
+    from runiq_postgresql import PostgresVectorStorage
 
     # Small writes: a run is many bulk writes of several documents each (one transaction per write),
     # so a kill lands between, before and inside them.
@@ -46,7 +46,7 @@ CHILD = textwrap.dedent(
     add_runiq_rag(builder, lambda rag: rag.add_index("crash", lambda index: index
         .use_documents(documents(version))
         .use_embedding(HashingEmbedding(dimensions=32))
-        .use_vector_store(PostgreSqlVectorStore(dsn=dsn, schema=schema))
+        .use_vector_store(PostgresVectorStorage(dsn=dsn, schema=schema))
         .configure_chunking(max_characters=120, overlap=0)
         .configure_embedding_batching(batch_size=1, concurrency=1)))
 

@@ -21,7 +21,7 @@ from runiq.rag import (
     add_runiq_rag,
 )
 from runiq.rag.limits import MAX_CANDIDATES
-from runiq_postgresql import PostgreSqlVectorStore, use_postgresql_vector_store
+from runiq_postgresql import PostgresVectorStorage, use_postgresql_vector_store
 
 IDENTIFIER_QUERIES = {
     "POL-HR-014": "policy.md",
@@ -42,7 +42,7 @@ def _documents(root: Path) -> Path:
     return root
 
 
-def _host(selection: PostgreSqlVectorStore, documents: Path) -> HostBuilder:
+def _host(selection: PostgresVectorStorage, documents: Path) -> HostBuilder:
     builder = HostBuilder(load_entry_points=False, plugins=[runiq_postgresql.plugin])
     add_runiq_rag(
         builder,
@@ -61,7 +61,7 @@ async def test_ingest_then_find_identifiers_lexically_and_hybrid(
 ) -> None:
     """Identifiers are found in LEXICAL and HYBRID mode; hybrid hits carry both provenances."""
     documents = _documents(tmp_path / "docs")
-    async with _host(PostgreSqlVectorStore(dsn=postgres_dsn, schema=schema), documents).build() as host:
+    async with _host(PostgresVectorStorage(dsn=postgres_dsn, schema=schema), documents).build() as host:
         manager = host.services.get(RagIngestionManager)
         operation = await manager.run("docs")
         assert operation.state is RagIngestionState.COMPLETED
@@ -99,7 +99,7 @@ async def test_largest_top_k_and_filter_equality_through_the_retriever(postgres_
         RagDocument(document_id="bool", content="remote work rules", metadata={"year": "2024", "flag": True}),
     ]
     builder = HostBuilder(load_entry_points=False, plugins=[runiq_postgresql.plugin])
-    selection = PostgreSqlVectorStore(dsn=postgres_dsn, schema=schema)
+    selection = PostgresVectorStorage(dsn=postgres_dsn, schema=schema)
     add_runiq_rag(
         builder,
         lambda rag: rag.add_index(
@@ -125,7 +125,7 @@ async def test_largest_top_k_and_filter_equality_through_the_retriever(postgres_
 async def test_reingestion_is_incremental_and_durable(postgres_dsn: str, schema: str, tmp_path: Path) -> None:
     """A second host on the same schema skips unchanged documents, updates changed ones, deletes gone ones."""
     documents = _documents(tmp_path / "docs")
-    selection = PostgreSqlVectorStore(dsn=postgres_dsn, schema=schema)
+    selection = PostgresVectorStorage(dsn=postgres_dsn, schema=schema)
     async with _host(selection, documents).build() as host:
         assert (await host.services.get(RagIngestionManager).run("docs")).progress.added_documents == 3
     (documents / "travel.md").write_text("# Travel\n\nExpenses now need receipts within ten days.\n")
@@ -175,7 +175,7 @@ async def test_string_reference_and_convenience_register_the_same_store(postgres
 
 async def test_registration_does_no_io() -> None:
     """An unreachable DSN is accepted at registration; nothing connects until the index is used."""
-    selection = PostgreSqlVectorStore(dsn="postgresql://user:pw@127.0.0.1:1/db")
+    selection = PostgresVectorStorage(dsn="postgresql://user:pw@127.0.0.1:1/db")
     builder = HostBuilder(load_entry_points=False, plugins=[runiq_postgresql.plugin])
     add_runiq_rag(
         builder,
@@ -192,7 +192,7 @@ async def test_registration_does_no_io() -> None:
 async def test_embedded_default_persists_across_hosts(embedded_data_dir: Path, tmp_path: Path) -> None:
     """``dsn=None`` starts an embedded server under ``data_dir``; a later host finds the data again."""
     documents = _documents(tmp_path / "docs")
-    selection = PostgreSqlVectorStore(data_dir=embedded_data_dir)
+    selection = PostgresVectorStorage(data_dir=embedded_data_dir)
     async with _host(selection, documents).build() as host:
         assert (await host.services.get(RagIngestionManager).run("docs")).state is RagIngestionState.COMPLETED
     async with _host(selection, documents).build() as host:
@@ -235,7 +235,7 @@ async def test_pages_and_offsets_survive_the_round_trip(postgres_dsn: str, schem
     )
     document = loaded.to_document("handbook.pdf")
     builder = HostBuilder(load_entry_points=False, plugins=[runiq_postgresql.plugin])
-    selection = PostgreSqlVectorStore(dsn=postgres_dsn, schema=schema)
+    selection = PostgresVectorStorage(dsn=postgres_dsn, schema=schema)
     add_runiq_rag(
         builder,
         lambda rag: rag.add_index(

@@ -40,7 +40,7 @@ from runiq.rag.providers import IndexSpec, StoredDocument, parse_lexical_query
 from runiq.rag.stores.filters import MAX_FILTER_CONDITIONS, matches, parse_filter
 from runiq.rag.testing import CANARY, MetadataFilterContract, make_chunks
 from runiq.rag.testing.filter_cases import FILTER_CASES, FILTER_ROWS, INJECTION_KEY
-from runiq_postgresql import PostgreSqlVectorStore, PostgresStoreOptions, PostgresVectorStore
+from runiq_postgresql import PostgresStoreOptions, PostgresVectorStorage, PostgresVectorStore
 from runiq_postgresql.pool import begin_search
 
 
@@ -295,7 +295,7 @@ async def test_no_query_filter_widens_the_tenant_scope_in_any_mode(
             lambda index: (
                 index.use_documents(_TENANT_DOCUMENTS)
                 .use_embedding(HashingEmbedding(dimensions=64))
-                .use_vector_store(PostgreSqlVectorStore(dsn=postgres_dsn, schema=schema))
+                .use_vector_store(PostgresVectorStorage(dsn=postgres_dsn, schema=schema))
             ),
         ),
     )
@@ -350,13 +350,13 @@ def test_the_guide_has_store_examples() -> None:
 async def test_the_filtering_guide_holds_in_postgresql(postgres_dsn: str, schema: str, code: str) -> None:
     """docs/how-to/filtering.md's examples, their in-memory store swapped for this one: each assertion
     on the page (every operator, in every mode, hybrid included; the tenant scope) holds in PostgreSQL."""
-    store = f".use_vector_store(PostgreSqlVectorStore(dsn={postgres_dsn!r}, schema={schema!r}))"
+    store = f".use_vector_store(PostgresVectorStorage(dsn={postgres_dsn!r}, schema={schema!r}))"
     plain_builder = "HostBuilder(load_entry_points=False)"
     assert code.count(plain_builder) == 1
     swapped = code.replace(_IN_MEMORY, store).replace(
         plain_builder, "HostBuilder(load_entry_points=False, plugins=[runiq_postgresql.plugin])"
     )
-    prelude = "import runiq_postgresql.plugin\nfrom runiq_postgresql import PostgreSqlVectorStore\n"
+    prelude = "import runiq_postgresql.plugin\nfrom runiq_postgresql import PostgresVectorStorage\n"
     completed = await asyncio.to_thread(
         subprocess.run,  # our own interpreter running our own docs
         [sys.executable, "-c", prelude + swapped],

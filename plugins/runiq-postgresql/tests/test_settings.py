@@ -11,7 +11,7 @@ from runiq.hosting import HostBuilder
 from runiq.rag import add_runiq_rag
 from runiq.rag.providers import ProviderKind, ProviderRegistry, ProviderSelection
 from runiq.settings import RuniqSettings
-from runiq_postgresql import PostgreSqlVectorStore, PostgresStoreOptions, plugin
+from runiq_postgresql import PostgresStoreOptions, PostgresVectorStorage, plugin
 
 
 def test_defaults_mean_the_embedded_server() -> None:
@@ -36,7 +36,7 @@ def test_dsn_is_secret() -> None:
     """The DSN is a SecretStr in options and hidden from the selection's repr and display name."""
     dsn = "postgresql://u:hunter2@db/x"
     assert "hunter2" not in repr(PostgresStoreOptions(dsn=dsn))
-    selection = PostgreSqlVectorStore(dsn=dsn, schema="s1")
+    selection = PostgresVectorStorage(dsn=dsn, schema="s1")
     assert isinstance(selection, ProviderSelection)
     assert "hunter2" not in repr(selection)
     assert "hunter2" not in selection.display_name
@@ -95,6 +95,6 @@ def test_an_absolute_data_dir_and_code_registrations_keep_their_path(tmp_path: P
     )
     assert _store_options(config).data_dir == tmp_path / "abs"
     assert PostgresStoreOptions(data_dir=Path("pgdata")).data_dir == Path("pgdata")
-    assert PostgresStoreOptions.model_validate(PostgreSqlVectorStore(data_dir="rel").provider_options()).data_dir == (
+    assert PostgresStoreOptions.model_validate(PostgresVectorStorage(data_dir="rel").provider_options()).data_dir == (
         Path("rel")
     )

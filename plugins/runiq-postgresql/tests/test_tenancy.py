@@ -18,7 +18,7 @@ from runiq.rag import (
     RagRetriever,
     add_runiq_rag,
 )
-from runiq_postgresql import PostgreSqlVectorStore
+from runiq_postgresql import PostgresVectorStorage
 
 
 class _Tenant:
@@ -52,7 +52,7 @@ async def test_scope_isolates_tenants_in_postgresql(postgres_dsn: str, schema: s
             lambda index: (
                 index.use_documents(DOCUMENTS)
                 .use_embedding(HashingEmbedding(dimensions=64))
-                .use_vector_store(PostgreSqlVectorStore(dsn=postgres_dsn, schema=schema))
+                .use_vector_store(PostgresVectorStorage(dsn=postgres_dsn, schema=schema))
             ),
         ),
     )

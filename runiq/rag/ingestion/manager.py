@@ -33,6 +33,7 @@ from runiq.rag.ingestion.operation import (
 from runiq.rag.ingestion.pipeline import IngestionPipeline, ProgressTracker
 from runiq.rag.ingestion.shared import SharedRunWorker
 from runiq.rag.observability.events import IngestionEvent, ObservabilitySink, emit
+from runiq.rag.observability.identity import identity_hash
 from runiq.rag.observability.otel import TelemetrySpan, ingestion_span, record_metrics
 from runiq.rag.runtime import IndexResources, IndexRuntime
 from runiq.rag.stores.base import HealthCheck, IngestionHistory, StoreHealth
@@ -324,6 +325,7 @@ class RagIngestionManager:
 
 def _event(finished: RagIngestionOperation) -> IngestionEvent:
     p = finished.progress
+    last = finished.last_failure
     return IngestionEvent(
         event="ingestion.finished",
         index_name=finished.index_name,
@@ -338,7 +340,8 @@ def _event(finished: RagIngestionOperation) -> IngestionEvent:
         deleted=p.deleted_documents,
         failed=p.failed_documents,
         chunks=p.produced_chunks,
-        failure_code=finished.last_failure.code if finished.last_failure else None,
+        failure_code=last.code if last else None,
+        failed_document=identity_hash(last.document_id) if last and last.document_id is not None else None,
         skipped_files=p.skipped_files,
     )
 

@@ -31,7 +31,7 @@ from runiq.rag.documents import RagDocument
 from runiq.rag.ingestion.embedding import GroupEmbedder, Vectors
 from runiq.rag.ingestion.operation import RagIngestionPhase
 from runiq.rag.ingestion.preparing import Pending, Unusable, prepare_off_loop
-from runiq.rag.ingestion.progress import ProgressTracker, safe_id
+from runiq.rag.ingestion.progress import ProgressTracker
 from runiq.rag.ingestion.writing import GroupWriter
 from runiq.rag.observability.otel import stage_span
 from runiq.rag.runtime import IndexResources
@@ -40,7 +40,7 @@ from runiq.rag.sources.base import SourceFailure, SourceSkip
 if TYPE_CHECKING:
     from runiq.rag.ingestion.seen import SeenIds
 
-__all__ = ["IngestionPipeline", "ProgressTracker", "safe_id"]
+__all__ = ["IngestionPipeline", "ProgressTracker"]
 
 _WINDOW_DOCUMENTS = 1024  # documents whose stored hashes are looked up in one call
 _WINDOW_CHARACTERS = 1 << 24  # or fewer, when their content adds up to this many characters

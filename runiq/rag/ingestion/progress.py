@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -13,15 +12,11 @@ from runiq.rag.ingestion.operation import (
     RagIngestionPhase,
     RagIngestionProgress,
 )
+from runiq.rag.observability.identity import identity_hash
 
-__all__ = ["ProgressTracker", "safe_id"]
+__all__ = ["ProgressTracker"]
 
 log = get_logger(__name__)
-
-
-def safe_id(value: str) -> str:
-    """A short hash for logs: document ids are often paths."""
-    return hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
 _COUNTERS = tuple(RagIngestionProgress.__dataclass_fields__)
@@ -67,6 +62,6 @@ class ProgressTracker:
     def document_failed(self, index_name: str, document_id: str, code: str, error: str) -> None:
         """A document the pipeline could not ingest: logged by hashed id, code and error type only."""
         log.warning(
-            "ingestion.document_failed", index=index_name, document=safe_id(document_id), code=code, error=error
+            "ingestion.document_failed", index=index_name, document=identity_hash(document_id), code=code, error=error
         )
         self.fail(document_id, code)

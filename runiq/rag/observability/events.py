@@ -1,16 +1,16 @@
 """Typed, content-free event payloads and where they go.
 
 Fields are safe by construction: index names, modes, counts, durations, outcome codes, hashed
-identities. The only optional text fields are the projected query and previews, which have already
-passed the redactor, normalisation and truncation (and exist only when the options allow them).
-Events are logged through structlog and handed to every registered :class:`ObservabilitySink`; the
-:class:`ObservabilityRecorder` sink keeps the latest per index for client payloads (a dashboard).
+identities (:func:`~runiq.rag.observability.identity.identity_hash`). The only optional text fields
+are the projected query and previews, which have already passed the redactor, normalisation and
+truncation (and exist only when the options allow them). Events are logged through structlog and
+handed to every registered :class:`ObservabilitySink`; the :class:`ObservabilityRecorder` sink keeps
+the latest per index for client payloads (a dashboard).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -25,15 +25,9 @@ __all__ = [
     "RetrievalEvent",
     "RetrievalHitPreview",
     "emit",
-    "identity_hash",
 ]
 
 log = get_logger("runiq.rag.observability")
-
-
-def identity_hash(*parts: str) -> str:
-    """Document ids are often paths: events carry a short SHA-256 of the identity instead."""
-    return hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def _now() -> datetime:
@@ -86,6 +80,7 @@ class IngestionEvent:
     failed: int
     chunks: int
     failure_code: str | None = None
+    failed_document: str | None = None  # identity_hash of the document the last failure names, if any
     skipped_files: int = 0  # files no loader reads; not documents
     timestamp: datetime = field(default_factory=_now)
 

@@ -95,7 +95,7 @@ INGESTION_FIELDS: Final[Mapping[str, str]] = {
     "failure_code": _ERROR_CODE,
     "skipped_files": "runiq.ingestion.files.skipped",
 }
-INGESTION_EXCLUDED_FIELDS: Final = frozenset({"event", "timestamp", "duration_ms"})
+INGESTION_EXCLUDED_FIELDS: Final = frozenset({"event", "timestamp", "duration_ms", "failed_document"})
 
 Attribute = str | bool | int | float
 

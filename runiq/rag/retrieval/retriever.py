@@ -20,7 +20,8 @@ from runiq.rag.errors import (
     translated,
 )
 from runiq.rag.lexical.query import parse_lexical_query
-from runiq.rag.observability.events import ObservabilitySink, RetrievalEvent, RetrievalHitPreview, emit, identity_hash
+from runiq.rag.observability.events import ObservabilitySink, RetrievalEvent, RetrievalHitPreview, emit
+from runiq.rag.observability.identity import identity_hash
 from runiq.rag.observability.otel import TelemetrySpan, fusion_span, record_metrics, retrieval_span, source_span
 from runiq.rag.observability.projection import ObservabilityProjector
 from runiq.rag.retrieval.fusion import reciprocal_rank_fusion

@@ -26,8 +26,14 @@ from runiq.rag import (
     RetrievalErrorCode,
 )
 from runiq.rag.embeddings.base import FloatMatrix
-from runiq.rag.ingestion.pipeline import safe_id
-from runiq.rag.providers import EmbeddingInputKind, HashingEmbedder, InMemoryVectorStore, RagChunk, StoredDocument
+from runiq.rag.providers import (
+    EmbeddingInputKind,
+    HashingEmbedder,
+    InMemoryVectorStore,
+    RagChunk,
+    StoredDocument,
+    identity_hash,
+)
 from runiq.rag.runtime import IndexRuntime
 
 T = TypeVar("T")
@@ -196,7 +202,7 @@ async def test_bad_text_and_a_chunker_failure_fail_only_their_documents(
         assert operation.state is S.PARTIALLY_COMPLETED
         assert (operation.progress.failed_documents, operation.progress.added_documents) == (2, 2)
         failed = {e["document"]: e["code"] for e in logs if e["event"] == "ingestion.document_failed"}
-        assert failed == {safe_id("b-surrogate"): "invalid_text", safe_id("c-panic"): "chunking_failed"}
+        assert failed == {identity_hash("b-surrogate"): "invalid_text", identity_hash("c-panic"): "chunking_failed"}
         assert sorted(await stored_chunks(memory_store, "docs", DIMS)) == ["a-good", "d-good"]
         assert "Broken" not in repr(logs)
 

@@ -403,8 +403,8 @@
       const row = el("tr");
       const documentCell = el("td", "mono");
       documentCell.textContent = failure.documentId ||
-        (failure.documentIdentity ? "Document " + failure.documentIdentity.slice(0, 12) : "(the run)");
-      if (failure.documentIdentity) documentCell.title = "SHA-256 " + failure.documentIdentity;
+        (failure.documentIdentity ? "Document " + failure.documentIdentity : "(the run)");
+      if (failure.documentIdentity) documentCell.title = "identity hash " + failure.documentIdentity;
       const codeCell = el("td");
       codeCell.appendChild(badge(failure.code, "code"));
       row.append(documentCell, codeCell, el("td", "", failure.sourceType || ""), el("td", "", when(failure.timestamp)));
