@@ -4,7 +4,8 @@
         [--disable NAME[,NAME...]] [--baseline DIR] [--json FILE]
 
 Each command runs ``--repeats`` times as a fresh subprocess (``python -m runiq.cli ...``, the same code as
-the ``runiq`` script) after one untimed warm-up run that fills the bytecode caches; reported are the
+the ``runiq`` script) after one untimed warm-up run that fills the bytecode caches (written to a
+temporary ``PYTHONPYCACHEPREFIX``, even where ``PYTHONDONTWRITEBYTECODE`` is set); reported are the
 median, the fastest and the slowest wall time per command, the median above the floor (``python -c pass``
 measured the same way: the interpreter's own start-up), the median CPU time (user + system; less
 sensitive than wall time to other processes), and the load average (wall times are noisy on a shared
@@ -29,6 +30,7 @@ import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -86,6 +88,18 @@ def measure(commands: dict[str, Command], repeats: int) -> dict[str, dict[str, f
     return figures
 
 
+def _environment(cache: str) -> dict[str, str]:
+    """The commands' environment: no ``RUNIQ_*`` setting of this shell, runiq imported from this checkout,
+    and bytecode written by the warm-up run into ``cache`` and read by the timed runs, as an installed
+    package's would be (``PYTHONDONTWRITEBYTECODE``, set in some shells, would make every run compile
+    runiq's sources again), without writing ``__pycache__`` into the checkouts."""
+    environment = {k: v for k, v in os.environ.items() if not k.upper().startswith("RUNIQ_")}
+    environment.pop("PYTHONDONTWRITEBYTECODE", None)
+    environment["PYTHONPYCACHEPREFIX"] = cache
+    environment["PYTHONPATH"] = _source_path(ROOT)  # this checkout, whichever one is installed
+    return environment
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=9)
@@ -95,8 +109,8 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=None, help="also write the figures to this file")
     options = parser.parse_args()
     disabled = [name for name in options.disable.split(",") if name]
-    environment = {k: v for k, v in os.environ.items() if not k.upper().startswith("RUNIQ_")}
-    environment["PYTHONPATH"] = _source_path(ROOT)  # this checkout, whichever one is installed
+    cache = tempfile.TemporaryDirectory(prefix="runiq-cli-startup-")
+    environment = _environment(cache.name)
     if disabled:
         environment["RUNIQ_DISABLED_PLUGINS"] = json.dumps(disabled)
     runiq = {
@@ -116,7 +130,8 @@ def main() -> None:
         "baseline": str(options.baseline) if options.baseline else None,
     }
     print(f"load average at start {report['load_average']}, {options.repeats} runs each, disabled {disabled}")
-    figures = measure(commands, options.repeats)
+    with cache:
+        figures = measure(commands, options.repeats)
     floor = figures["python -c pass"]["median_s"]
     for label, values in figures.items():
         values["above_floor_s"] = values["median_s"] - floor

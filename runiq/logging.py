@@ -16,8 +16,6 @@ import logging
 import sys
 from typing import TYPE_CHECKING, Any
 
-import structlog
-
 if TYPE_CHECKING:
     from runiq.settings import LoggingSettings
 
@@ -37,21 +35,29 @@ class LibraryLogger:
     """Events go to the application's structlog configuration once there is one, else to stdlib logging.
 
     The choice is made per event, so configuring logging after the modules were imported takes effect.
+    structlog (which loads rich and attrs) is imported on the first event, not with the module that
+    logs: ``runiq status`` imports modules that never log in a command's life.
     """
 
     def __init__(self, name: str) -> None:
-        self._configured: Any = structlog.get_logger(name)
-        self._unconfigured: Any = structlog.wrap_logger(
-            logging.getLogger(name),
-            processors=[
-                structlog.stdlib.filter_by_level,
-                structlog.processors.KeyValueRenderer(key_order=["event"], drop_missing=True),
-            ],
-            wrapper_class=structlog.stdlib.BoundLogger,
-        )
+        self._name = name
+        self._loggers: tuple[Any, Any] | None = None  # (configured, unconfigured), made on the first event
 
     def _target(self) -> Any:
-        return self._configured if structlog.is_configured() else self._unconfigured
+        import structlog
+
+        if self._loggers is None:
+            unconfigured = structlog.wrap_logger(
+                logging.getLogger(self._name),
+                processors=[
+                    structlog.stdlib.filter_by_level,
+                    structlog.processors.KeyValueRenderer(key_order=["event"], drop_missing=True),
+                ],
+                wrapper_class=structlog.stdlib.BoundLogger,
+            )
+            self._loggers = (structlog.get_logger(self._name), unconfigured)
+        configured, unconfigured = self._loggers
+        return configured if structlog.is_configured() else unconfigured
 
     def debug(self, event: str, **fields: Any) -> None:
         self._target().debug(event, **fields)
@@ -70,6 +76,8 @@ def configure_logging(settings: LoggingSettings | None = None) -> None:
     """Configure structlog for a process: console (human) or JSON lines, written to stderr.
 
     For applications and the command line; library code never calls it."""
+    import structlog
+
     from runiq.settings import LoggingSettings
 
     options = settings or LoggingSettings()

@@ -1,31 +1,39 @@
 """What the commands do, as coroutines returning output documents. Imported only when a command runs, so
-``runiq --help`` never loads the RAG core, numpy or a plugin."""
+``runiq --help`` never loads the RAG core, numpy or a plugin; ``status`` reads what the configuration
+declares, so it imports neither the ingestion nor the retrieval modules (``ingest`` and ``query`` do)."""
 
 from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from rich.console import Console
-
-from runiq.cli.hosting import cli_host
+from runiq.cli.hosting import cli_host, declared_indexes
 from runiq.cli.output import IndexStatusOutput, IngestOutput, QueryOutput, StatusOutput
-from runiq.cli.progress import IngestionBar
 from runiq.cli.render import plain
-from runiq.hosting import Host
-from runiq.rag import IndexRegistry, RagIngestionManager, RagIngestionOperation, RagQuery, RagRetriever
-from runiq.rag.errors import VectorIndexNotFoundError
+from runiq.rag.ingestion.operation import RagIndexReadiness
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from runiq.hosting import Host
+    from runiq.rag import RagIngestionOperation, RagQuery
 
 __all__ = ["ingest", "query", "status"]
 
 
 async def ingest(config: Path, only: str | None, progress: Console) -> IngestOutput:
+    from runiq.rag import IndexRegistry
+
     async with cli_host(config) as host:
         names = [only] if only else list(host.services.get(IndexRegistry).names)
         return IngestOutput.of([await _ingest_with_progress(host, name, progress) for name in names])
 
 
 async def _ingest_with_progress(host: Host, name: str, console: Console) -> RagIngestionOperation:
+    from runiq.cli.progress import IngestionBar
+    from runiq.rag import RagIngestionManager
+
     manager = host.services.get(RagIngestionManager)
     await manager.start(name)
     with IngestionBar(console, name) as bar:
@@ -46,6 +54,9 @@ async def query(
     progress: Console,
 ) -> QueryOutput:
     """Retrieve in this process. An in-memory index lives only in this process, so it is ingested first."""
+    from runiq.rag import RagRetriever
+    from runiq.rag.errors import VectorIndexNotFoundError
+
     async with cli_host(config) as host:
         retriever = host.services.get(RagRetriever)
         try:
@@ -62,11 +73,12 @@ async def query(
 
 
 async def status(config: Path) -> StatusOutput:
-    async with cli_host(config) as host:
-        manager = host.services.get(RagIngestionManager)
-        return StatusOutput(
-            indexes=[
-                IndexStatusOutput.of(definition, manager.status(definition.name).readiness)
-                for definition in host.services.get(IndexRegistry)
-            ]
-        )
+    """The declared indexes, each with this process's readiness: a command has run nothing yet, so each
+    reads ``not_initialized``, as a new :class:`~runiq.rag.RagIngestionManager` reports it (no manager,
+    store or provider is created to say so)."""
+    return StatusOutput(
+        indexes=[
+            IndexStatusOutput.of(definition, RagIndexReadiness.NOT_INITIALIZED)
+            for definition in declared_indexes(config)
+        ]
+    )

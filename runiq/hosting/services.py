@@ -1,18 +1,21 @@
-"""Type-keyed services over ``dependency_injector`` providers, closed in reverse order of creation."""
+"""Type-keyed services over ``dependency_injector`` providers, closed in reverse order of creation.
+
+dependency-injector (with PyYAML, which its providers module imports) loads when the first service is
+resolved, overridden or exported as a container, not when one is registered: ``runiq status`` builds a
+host whose services it never resolves.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-# Only the providers: ``dependency_injector.containers`` imports its wiring module, which imports
-# FastAPI whenever it is installed (about 0.3 s of every command's start-up, measured).
-from dependency_injector import providers
-
 from runiq.logging import get_logger
 
 if TYPE_CHECKING:
-    from dependency_injector import containers
+    # Only the providers: ``dependency_injector.containers`` imports its wiring module, which imports
+    # FastAPI whenever it is installed (about 0.3 s of every command's start-up, measured).
+    from dependency_injector import containers, providers
 
 __all__ = ["ServiceCloser", "ServiceProvider"]
 
@@ -20,6 +23,13 @@ T = TypeVar("T")
 ServiceCloser = Callable[[T], Awaitable[object]]
 
 log = get_logger(__name__)
+
+
+def _providers() -> Any:
+    """``dependency_injector.providers``, imported on first use."""
+    from dependency_injector import providers
+
+    return providers
 
 
 def _slot(service_type: type[Any]) -> str:
@@ -35,7 +45,8 @@ class ServiceProvider:
     """
 
     def __init__(self) -> None:
-        self._providers: dict[str, providers.Provider[Any]] = {}
+        self._registrations: dict[str, Callable[[], providers.Provider[Any]]] = {}
+        self._providers: dict[str, providers.Provider[Any]] = {}  # made from the registrations on first use
         self._types: dict[type[Any], str] = {}
         self._created: list[tuple[type[Any], Callable[[], Awaitable[object]]]] = []
         self._frozen = False
@@ -46,7 +57,7 @@ class ServiceProvider:
         from dependency_injector import containers
 
         container = containers.DynamicContainer()
-        container.set_providers(**self._providers)
+        container.set_providers(**{name: self._provider_named(name) for name in self._registrations})
         return container
 
     def add_singleton(
@@ -57,7 +68,7 @@ class ServiceProvider:
         close: ServiceCloser[T] | None = None,
     ) -> None:
         """Register ``factory``; ``close``, if given, is awaited with the instance when the services close."""
-        self._add(service_type, providers.Singleton(self._creating, service_type, factory, close))
+        self._add(service_type, lambda: _providers().Singleton(self._creating, service_type, factory, close))
 
     def try_add_singleton(
         self,
@@ -80,7 +91,7 @@ class ServiceProvider:
 
     def override(self, service_type: type[T], instance: T) -> None:
         """Replace a registered service with ``instance`` (tests); ``reset_override`` undoes it."""
-        self._provider(service_type).override(providers.Object(instance))
+        self._provider(service_type).override(_providers().Object(instance))
 
     def reset_override(self, service_type: type[T]) -> None:
         self._provider(service_type).reset_override()
@@ -89,17 +100,24 @@ class ServiceProvider:
         name = self._types.get(service_type)
         if name is None:
             raise LookupError(f"No service is registered for {service_type.__qualname__}.")
-        return self._providers[name]
+        return self._provider_named(name)
+
+    def _provider_named(self, name: str) -> providers.Provider[Any]:
+        provider = self._providers.get(name)
+        if provider is None:
+            provider = self._providers[name] = self._registrations[name]()
+        return provider
 
     def add_instance(self, service_type: type[T], instance: T) -> None:
-        self._add(service_type, providers.Object(instance))
+        self._add(service_type, lambda: _providers().Object(instance))
 
-    def _add(self, service_type: type[Any], provider: providers.Provider[Any]) -> None:
+    def _add(self, service_type: type[Any], provider: Callable[[], providers.Provider[Any]]) -> None:
         if self._frozen:
             raise RuntimeError("Services cannot be added after the host is built.")
         name = _slot(service_type)
         self._types[service_type] = name
-        self._providers[name] = provider
+        self._registrations[name] = provider
+        self._providers.pop(name, None)  # a registration replaces the provider made from an earlier one
 
     def freeze(self) -> None:
         self._frozen = True

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -92,6 +93,27 @@ def test_status_json(config: Path, validate: Validate) -> None:
             "readiness": "not_initialized",
         }
     ]
+
+
+def test_status_reports_what_the_host_of_ingest_and_query_would(config: Path) -> None:
+    """``status`` reads declarations without building RAG's services: its indexes and readiness are
+    those of the full host that ``ingest`` and ``query`` build from the same file (a new manager)."""
+    from runiq.cli.hosting import build_host
+    from runiq.cli.output import IndexStatusOutput
+    from runiq.rag import IndexRegistry, RagIngestionManager
+
+    result = CliRunner().invoke(app, ["status", "--json", "-c", str(config)])
+    assert result.exit_code == 0, result.output
+    host = build_host(config)
+    try:
+        manager = host.services.get(RagIngestionManager)
+        expected = [
+            IndexStatusOutput.of(definition, manager.status(definition.name).readiness).model_dump(mode="json")
+            for definition in host.services.get(IndexRegistry)
+        ]
+    finally:
+        asyncio.run(host.stop())
+    assert json.loads(result.stdout)["indexes"] == expected
 
 
 def test_query_json_carries_score_semantics_and_provenance(config: Path, validate: Validate) -> None:

@@ -55,6 +55,16 @@ def test_instances_are_returned_as_given() -> None:
     assert services.get(Clock) is clock
 
 
+def test_a_later_registration_replaces_an_earlier_one_even_after_a_get() -> None:
+    """Registering a type again replaces its service, whether or not the earlier one was resolved."""
+    services = ServiceProvider()
+    first, second = Clock(), Clock()
+    services.add_instance(Clock, first)
+    assert services.get(Clock) is first
+    services.add_instance(Clock, second)
+    assert services.get(Clock) is second
+
+
 def test_unknown_type_is_a_lookup_error() -> None:
     """Asking for an unregistered type raises LookupError naming the type."""
     with pytest.raises(LookupError, match="Clock"):

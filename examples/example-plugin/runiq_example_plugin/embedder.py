@@ -14,44 +14,14 @@ from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import BaseModel, ConfigDict, Field
 from runiq.rag.providers import EmbeddingInputKind
 
-__all__ = ["CharNgramEmbedder", "CharNgramEmbedding", "CharNgramOptions"]
+from runiq_example_plugin.options import CharNgramOptions
 
-PROVIDER_NAME = "example-char-ngrams"
+__all__ = ["CharNgramEmbedder"]
 
 # Below this many texts the thread hop costs more than the hashing itself.
 _INLINE_TEXTS = 8
-
-
-class CharNgramOptions(BaseModel):
-    """Options of the ``example-char-ngrams`` provider; runiq validates them at registration."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    dimensions: int = Field(default=256, ge=8, le=8192)
-    n: int = Field(default=3, ge=1, le=8)
-    lowercase: bool = True
-
-
-class CharNgramEmbedding:
-    """Typed selection: ``index.use_embedding(CharNgramEmbedding(dimensions=128))``.
-
-    The options are validated here too, so a typo fails where it is written, not at host start.
-    """
-
-    provider_name = PROVIDER_NAME
-
-    def __init__(self, *, dimensions: int = 256, n: int = 3, lowercase: bool = True) -> None:
-        self._options = CharNgramOptions(dimensions=dimensions, n=n, lowercase=lowercase)
-
-    @property
-    def display_name(self) -> str:
-        return f"Character {self._options.n}-grams ({self._options.dimensions} dimensions)"
-
-    def provider_options(self) -> dict[str, object]:
-        return self._options.model_dump()
 
 
 def _bucket(feature: str, dims: int) -> tuple[int, float]:

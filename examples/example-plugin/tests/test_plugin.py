@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from importlib.metadata import entry_points
 
 import numpy as np
@@ -121,3 +123,27 @@ async def test_large_batches_match_small_ones() -> None:
     batch = await client.embed(texts, EmbeddingInputKind.DOCUMENT)
     singles = np.vstack([await client.embed([t], EmbeddingInputKind.DOCUMENT) for t in texts])
     np.testing.assert_array_equal(batch, singles)
+
+
+def test_registering_the_plugin_imports_no_numpy() -> None:
+    """Registration runs in every host and ``runiq`` command: numpy loads when the provider opens."""
+    probe = (
+        "import sys\n"
+        "from runiq.hosting import HostBuilder\n"
+        "from runiq_example_plugin import plugin\n"
+        "HostBuilder(load_entry_points=False, plugins=[plugin])\n"
+        "print('numpy' in sys.modules)\n"
+    )
+    completed = subprocess.run(  # our own interpreter importing our own modules
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert completed.stdout.strip() == "False"
+
+
+async def test_the_registered_factory_opens_the_embedder() -> None:
+    """The factory a host enters on first use imports the embedder and yields it with the options."""
+    spec = _builder().providers.get(ProviderKind.EMBEDDING, PROVIDER_NAME)
+    async with spec.factory(CharNgramOptions(dimensions=16)) as client:
+        assert isinstance(client, CharNgramEmbedder)
+        vectors = await client.embed(["remote work"], EmbeddingInputKind.DOCUMENT)
+    assert vectors.shape == (1, 16)
