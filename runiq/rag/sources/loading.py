@@ -22,7 +22,7 @@ from runiq.rag.loaders.errors import DocumentLoadError
 from runiq.rag.loaders.pool import LoaderPool
 from runiq.rag.loaders.registry import LoaderSpec
 from runiq.rag.loaders.worker import load_checked
-from runiq.rag.sources.base import SourceFailure, SourceItem
+from runiq.rag.sources.base import SourceFailure, SourceItem, StampedItem
 
 __all__ = ["FileRead", "load_files", "load_here"]
 
@@ -36,7 +36,7 @@ class FileRead:
     loader: LoaderSpec
 
 
-async def load_files(items: Sequence[SourceItem | FileRead], pool: LoaderPool) -> list[SourceItem]:
+async def load_files(items: Sequence[StampedItem | FileRead], pool: LoaderPool) -> list[StampedItem]:
     """Every file of ``items`` loaded into a document or a failure; other items unchanged, in order."""
     return list(await asyncio.gather(*(_loaded(item, pool) for item in items)))
 
@@ -50,7 +50,7 @@ def load_here(item: FileRead, max_characters: int) -> SourceItem:
     return _document(item.document_id, loaded)
 
 
-async def _loaded(item: SourceItem | FileRead, pool: LoaderPool) -> SourceItem:
+async def _loaded(item: StampedItem | FileRead, pool: LoaderPool) -> StampedItem:
     if not isinstance(item, FileRead):
         return item
     try:
