@@ -77,11 +77,21 @@ if _TYPE_CHECKING:
     )
     from runiq.rag.retrieval import reciprocal_rank_fusion
     from runiq.rag.retrieval.query import MAX_QUERY_CHARACTERS
-    from runiq.rag.sources import DocumentSource, SourceFailure, SourceItem, SourceSkip
+    from runiq.rag.sources import (
+        DocumentSource,
+        ReadChooser,
+        SourceFailure,
+        SourceItem,
+        SourceSkip,
+        SourceStamp,
+        SourceUnchanged,
+        StampedSource,
+    )
     from runiq.rag.stores import (
         BulkDocumentWriter,
         DistanceMetric,
         DocumentCounter,
+        DocumentStamps,
         DocumentWrite,
         HealthCheck,
         IndexSpec,
@@ -116,6 +126,7 @@ __all__ = [
     "DocumentLoadError",
     "DocumentLoader",
     "DocumentSource",
+    "DocumentStamps",
     "DocumentWrite",
     "EmbeddingClient",
     "EmbeddingInputKind",
@@ -161,6 +172,7 @@ __all__ = [
     "RagRerankRequest",
     "RagRerankResponse",
     "RagReranker",
+    "ReadChooser",
     "RerankResponseViolation",
     "RerankerError",
     "RerankerResponseError",
@@ -170,6 +182,9 @@ __all__ = [
     "SourceFailure",
     "SourceItem",
     "SourceSkip",
+    "SourceStamp",
+    "SourceUnchanged",
+    "StampedSource",
     "StemmerName",
     "StopwordSetName",
     "StoreHealth",
