@@ -27,7 +27,7 @@ import os
 import stat
 import threading
 import time
-from collections.abc import AsyncIterator, Generator, Iterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -112,7 +112,7 @@ class DirectorySource:
         lets ``choose`` pick those to read, then reads and loads them as :meth:`stream` does."""
         return self._stream(choose)
 
-    async def _stream(self, choose: ReadChooser | None) -> AsyncIterator[StampedItem]:
+    async def _stream(self, choose: ReadChooser | None) -> AsyncGenerator[StampedItem, None]:
         tree = _Tree(self, stamped=choose is not None)
         listed = tree.listed()
         items: Iterator[_Read] = iter(())
