@@ -67,7 +67,8 @@ _WRITERS = 2  # writes in flight at once
 _Group = list[Pending]
 _Embedded = tuple[_Group, list[Vectors]]
 _Incoming = tuple[RagDocument, str | None]  # a document and the stamp to store with it
-_Listed = tuple[RagDocument | SourceFailure | SourceUnchanged, str, str | None]  # an item, its source kind, its stamp
+# A listed document's id, what the source made of it (None: unchanged, not read), its source kind, its stamp.
+_Listed = tuple[str, RagDocument | SourceFailure | None, str, str | None]
 
 
 class IngestionPipeline:
@@ -133,15 +134,20 @@ class IngestionPipeline:
         characters = 0
         for source in self._resources.definition.sources:
             stream, chooser = self._stream(source, accept)
+            kind = source.source_kind
             async for item in stream:
-                if accept is not None and not accept(item.document_id):
+                if isinstance(item, SourceUnchanged):
+                    ids = item.document_ids if accept is None else [d for d in item.document_ids if accept(d)]
+                    items.extend([(document_id, None, kind, None) for document_id in ids])
+                elif accept is not None and not accept(item.document_id):
                     continue  # another worker's share of a shared run (a skipped file is counted once, in its own)
-                if isinstance(item, SourceSkip):
+                elif isinstance(item, SourceSkip):
                     self._tracker.add(skipped_files=1)  # not a document: no stored version is kept for it
                     continue
-                stamp = None if chooser is None or isinstance(item, SourceUnchanged) else chooser.take(item.document_id)
-                items.append((item, source.source_kind, stamp))
-                characters += len(item.content) if isinstance(item, RagDocument) else 0
+                else:
+                    stamp = None if chooser is None else chooser.take(item.document_id)
+                    items.append((item.document_id, item, kind, stamp))
+                    characters += len(item.content) if isinstance(item, RagDocument) else 0
                 if len(items) >= _WINDOW_DOCUMENTS or characters >= _WINDOW_CHARACTERS:
                     if window := self._sort_out(items, seen):
                         yield window
@@ -167,13 +173,13 @@ class IngestionPipeline:
         self._tracker.add(discovered_documents=len(items))
         window: list[_Incoming] = []
         unchanged = 0
-        news = seen.add_all([item.document_id for item, _, _ in items])
-        for (item, kind, stamp), new in zip(items, news, strict=True):
+        news = seen.add_all([document_id for document_id, _, _, _ in items])
+        for (document_id, item, kind, stamp), new in zip(items, news, strict=True):
             if isinstance(item, SourceFailure):
-                self._tracker.fail(item.document_id, item.code, kind)
+                self._tracker.fail(document_id, item.code, kind)
             elif not new:
-                self._tracker.fail(item.document_id, "duplicate_document_id", kind)
-            elif isinstance(item, SourceUnchanged):
+                self._tracker.fail(document_id, "duplicate_document_id", kind)
+            elif item is None:
                 unchanged += 1
             else:
                 window.append((item, stamp))

@@ -95,9 +95,10 @@ class SourceStamp:
 
 @dataclass(frozen=True, slots=True)
 class SourceUnchanged:
-    """A candidate the ingestion chose not to read (its stored stamp matched): still the source's."""
+    """Candidates the ingestion chose not to read (their stored stamps matched): still the source's. One
+    item names a run of consecutive candidates, so an unchanged corpus streams a few items per window."""
 
-    document_id: str
+    document_ids: tuple[str, ...]
 
 
 StampedItem = SourceItem | SourceUnchanged
@@ -111,8 +112,8 @@ class StampedSource(Protocol):
 
     ``stream_changed`` lists candidates a window at a time, cheaply (a ``stat``, no read), and passes each
     window to ``choose``; it then yields, in its usual order, what ``stream`` would have yielded for the
-    chosen candidates, a :class:`SourceUnchanged` for every other candidate, and its failures and skips as
-    ``stream`` does. Listing runs off the event loop, like reading.
+    chosen candidates, :class:`SourceUnchanged` items naming every other candidate, and its failures and
+    skips as ``stream`` does. Listing runs off the event loop, like reading.
     """
 
     def stream_changed(self, choose: ReadChooser) -> AsyncIterator[StampedItem]: ...

@@ -217,20 +217,27 @@ class _Tree:
             return _next_batch(items)
 
     def reads(self, window: list[_Windowed], chosen: Sequence[bool]) -> Generator[_Read, None, None]:
-        """The window's items: each chosen candidate read (a file for the pool, or loaded right here), the
-        others unchanged; failures and skips as they are."""
+        """The window's items: each chosen candidate read (a file for the pool, or loaded right here), each
+        run of unchosen ones as one :class:`SourceUnchanged`; failures and skips as they are."""
         read_it = iter(chosen)
+        unchanged: list[str] = []
         for entry in window:
+            if isinstance(entry, SourceStamp) and not next(read_it):
+                unchanged.append(entry.document_id)
+                continue
+            if unchanged:
+                yield SourceUnchanged(tuple(unchanged))
+                unchanged = []
             if not isinstance(entry, SourceStamp):
                 yield entry
-            elif not next(read_it):
-                yield SourceUnchanged(entry.document_id)
-            else:
-                read = self._read(self._window[entry.document_id])
-                if isinstance(read, FileRead) and loads_in_thread(isolated=read.loader.isolated, size=len(read.data)):
-                    yield load_here(read, self._max_characters)
-                elif read is not None:
-                    yield read
+                continue
+            read = self._read(self._window[entry.document_id])
+            if isinstance(read, FileRead) and loads_in_thread(isolated=read.loader.isolated, size=len(read.data)):
+                yield load_here(read, self._max_characters)
+            elif read is not None:
+                yield read
+        if unchanged:
+            yield SourceUnchanged(tuple(unchanged))
 
     def _stamp(self, candidate: _Candidate, now: int) -> str | None:
         assert self._root is not None

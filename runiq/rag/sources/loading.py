@@ -37,8 +37,13 @@ class FileRead:
 
 
 async def load_files(items: Sequence[StampedItem | FileRead], pool: LoaderPool) -> list[StampedItem]:
-    """Every file of ``items`` loaded into a document or a failure; other items unchanged, in order."""
-    return list(await asyncio.gather(*(_loaded(item, pool) for item in items)))
+    """Every file of ``items`` loaded into a document or a failure; other items unchanged, in order.
+
+    Only the files become tasks: a batch of documents loaded in the reading thread, or of unchanged
+    files, goes through as it is (a task per item was most of a re-ingestion's event-loop time)."""
+    files = [item for item in items if isinstance(item, FileRead)]
+    loaded = iter(await asyncio.gather(*(_loaded(item, pool) for item in files)) if files else ())
+    return [next(loaded) if isinstance(item, FileRead) else item for item in items]
 
 
 def load_here(item: FileRead, max_characters: int) -> SourceItem:
@@ -50,9 +55,7 @@ def load_here(item: FileRead, max_characters: int) -> SourceItem:
     return _document(item.document_id, loaded)
 
 
-async def _loaded(item: StampedItem | FileRead, pool: LoaderPool) -> StampedItem:
-    if not isinstance(item, FileRead):
-        return item
+async def _loaded(item: FileRead, pool: LoaderPool) -> SourceItem:
     try:
         loaded = await pool.load(item.loader.loader, item.data, isolated=item.loader.isolated)
     except DocumentLoadError as exc:

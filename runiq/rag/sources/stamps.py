@@ -27,6 +27,7 @@ import hashlib
 import importlib.metadata
 import os
 import stat
+import sys
 from dataclasses import fields, is_dataclass
 
 import runiq
@@ -65,18 +66,17 @@ def loader_salt(source: str, spec: LoaderSpec) -> str:
     return hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
+@functools.cache
 def _distribution_version(module: str) -> str:
-    """The installed version of the distribution that provides ``module`` ('' when none is known)."""
-    names = _distributions().get(module.partition(".")[0], [])
-    versions = []
-    for name in names:
+    """The installed version of the distribution that provides ``module``, found by the plugin naming
+    convention (``runiq_postgresql`` is ``runiq-postgresql``) or the package's ``__version__`` ('' when
+    neither is known). runiq's own loaders are covered by runiq's version."""
+    top = module.partition(".")[0]
+    if top == "runiq":
+        return ""
+    for name in dict.fromkeys((top, top.replace("_", "-"))):
         try:
-            versions.append(importlib.metadata.version(name))
+            return importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:
             continue
-    return ",".join(versions)
-
-
-@functools.cache
-def _distributions() -> dict[str, list[str]]:
-    return dict(importlib.metadata.packages_distributions())
+    return str(getattr(sys.modules.get(top), "__version__", ""))

@@ -50,7 +50,7 @@ async def test_candidates_are_stamped_before_reading_and_only_chosen_ones_are_re
     chooser = Chooser({"b.txt"})
     items = await _items(source, chooser)
     assert [type(item).__name__ for item in items] == ["SourceUnchanged", "RagDocument", "SourceSkip"]
-    assert items[0] == SourceUnchanged("a.txt") and items[2] == SourceSkip(document_id="c.bin")
+    assert items[0] == SourceUnchanged(("a.txt",)) and items[2] == SourceSkip(document_id="c.bin")
     assert isinstance(items[1], RagDocument) and items[1].content == "Bravo text."
     [window] = chooser.windows
     assert [c.document_id for c in window] == ["a.txt", "b.txt"]
@@ -102,7 +102,9 @@ async def test_windows_are_bounded_and_stop_early_closes_the_handles(tmp_path: P
     chooser = Chooser(set())
     items = await _items(DirectorySource(root=tmp_path, pattern="*.txt"), chooser)
     assert [len(w) for w in chooser.windows] == [1024, 76]
-    assert len(items) == 1100 and all(isinstance(item, SourceUnchanged) for item in items)
+    assert items == [
+        SourceUnchanged(tuple(f"{n:04d}.txt" for n in range(start, stop))) for start, stop in ((0, 1024), (1024, 1100))
+    ]
     before = len(os.listdir("/proc/self/fd"))
     stream = DirectorySource(root=tmp_path, pattern="*.txt").stream_changed(Chooser({"0000.txt"}))
     await anext(stream)
