@@ -116,16 +116,21 @@ class DirectorySource:
         tree = _Tree(self, stamped=choose is not None)
         listed = tree.listed()
         items: Iterator[_Read] = iter(())
+        # The next window is listed while this one is chosen (a store lookup) and read: they overlap.
+        following = asyncio.ensure_future(asyncio.to_thread(tree.window, listed))
         try:
             async with LoaderPool(self._budget, workers=_LOADER_WORKERS) as pool:
-                while window := await asyncio.to_thread(tree.window, listed):
-                    stamps = [entry for entry in window if isinstance(entry, SourceStamp)]
+                while (window := await following).entries:
+                    following = asyncio.ensure_future(asyncio.to_thread(tree.window, listed))
+                    stamps = [entry for entry in window.entries if isinstance(entry, SourceStamp)]
                     chosen = await choose(stamps) if choose is not None and stamps else [True] * len(stamps)
                     items = tree.reads(window, chosen)
                     while batch := await asyncio.to_thread(tree.batch, items):
                         for item in await load_files(batch, pool):
                             yield item
         finally:
+            if not following.cancel() and not following.cancelled():
+                following.exception()  # retrieved: a listing error after the consumer stopped is not news
             # In a thread, after the batch in flight (a cancelled run leaves one behind): it holds the handles.
             await asyncio.to_thread(tree.close, listed, items)
 
@@ -148,7 +153,14 @@ class _Candidate:
 
 
 _Listed = _Candidate | SourceFailure | SourceSkip
-_Windowed = SourceStamp | SourceFailure | SourceSkip  # a listed window, as ``choose`` sees its candidates
+
+
+@dataclass(slots=True)
+class _Window:
+    """Listed entries (candidates as ``choose`` sees them: id and stamp) and the candidates, by id."""
+
+    entries: list[SourceStamp | SourceFailure | SourceSkip] = field(default_factory=list)
+    candidates: dict[str, _Candidate] = field(default_factory=dict)
 
 
 class _Tree:
@@ -163,7 +175,6 @@ class _Tree:
         self._stamped = stamped
         self._root: ConfinedRoot | None = None
         self._salts: dict[int, str] = {}
-        self._window: dict[str, _Candidate] = {}  # the window's candidates, by id, until read
         self._max_characters = source._budget.max_characters
         self._lock = threading.Lock()
 
@@ -197,31 +208,31 @@ class _Tree:
                     delivered += 1
             yield item
 
-    def window(self, listed: Iterator[_Listed]) -> list[_Windowed]:
+    def window(self, listed: Iterator[_Listed]) -> _Window:
         """Up to ``_STAMP_WINDOW`` listed entries, each candidate with its stamp (:mod:`stamps`; None when
         the stream is not stamped)."""
         with self._lock:
-            window: list[_Windowed] = []
-            self._window.clear()
+            window = _Window()
             now = time.time_ns()
             for item in itertools.islice(listed, _STAMP_WINDOW):
                 if isinstance(item, _Candidate):
-                    self._window[item.document_id] = item
-                    window.append(SourceStamp(item.document_id, self._stamp(item, now) if self._stamped else None))
+                    window.candidates[item.document_id] = item
+                    stamp = self._stamp(item, now) if self._stamped else None
+                    window.entries.append(SourceStamp(item.document_id, stamp))
                 else:
-                    window.append(item)
+                    window.entries.append(item)
             return window
 
     def batch(self, items: Iterator[_Read]) -> list[_Read]:
         with self._lock:
             return _next_batch(items)
 
-    def reads(self, window: list[_Windowed], chosen: Sequence[bool]) -> Generator[_Read, None, None]:
+    def reads(self, window: _Window, chosen: Sequence[bool]) -> Generator[_Read, None, None]:
         """The window's items: each chosen candidate read (a file for the pool, or loaded right here), each
         run of unchosen ones as one :class:`SourceUnchanged`; failures and skips as they are."""
         read_it = iter(chosen)
         unchanged: list[str] = []
-        for entry in window:
+        for entry in window.entries:
             if isinstance(entry, SourceStamp) and not next(read_it):
                 unchanged.append(entry.document_id)
                 continue
@@ -231,7 +242,7 @@ class _Tree:
             if not isinstance(entry, SourceStamp):
                 yield entry
                 continue
-            read = self._read(self._window[entry.document_id])
+            read = self._read(window.candidates[entry.document_id])
             if isinstance(read, FileRead) and loads_in_thread(isolated=read.loader.isolated, size=len(read.data)):
                 yield load_here(read, self._max_characters)
             elif read is not None:
