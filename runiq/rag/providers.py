@@ -78,11 +78,21 @@ if _TYPE_CHECKING:
     )
     from runiq.rag.retrieval import reciprocal_rank_fusion
     from runiq.rag.retrieval.query import MAX_QUERY_CHARACTERS
-    from runiq.rag.sources import DocumentSource, SourceFailure, SourceItem, SourceSkip
+    from runiq.rag.sources import (
+        DocumentSource,
+        ReadChooser,
+        SourceFailure,
+        SourceItem,
+        SourceSkip,
+        SourceStamp,
+        SourceUnchanged,
+        StampedSource,
+    )
     from runiq.rag.stores import (
         BulkDocumentWriter,
         DistanceMetric,
         DocumentCounter,
+        DocumentStamps,
         DocumentWrite,
         HealthCheck,
         IndexSpec,
@@ -117,6 +127,7 @@ __all__ = [
     "DocumentLoadError",
     "DocumentLoader",
     "DocumentSource",
+    "DocumentStamps",
     "DocumentWrite",
     "EmbeddingClient",
     "EmbeddingInputKind",
@@ -162,6 +173,7 @@ __all__ = [
     "RagRerankRequest",
     "RagRerankResponse",
     "RagReranker",
+    "ReadChooser",
     "RerankResponseViolation",
     "RerankerError",
     "RerankerResponseError",
@@ -171,6 +183,9 @@ __all__ = [
     "SourceFailure",
     "SourceItem",
     "SourceSkip",
+    "SourceStamp",
+    "SourceUnchanged",
+    "StampedSource",
     "StemmerName",
     "StopwordSetName",
     "StoreHealth",

@@ -80,9 +80,7 @@ async def test_list_projects_every_index_in_registration_order(api: httpx.AsyncC
     assert body[3]["configuration"]["embeddingType"] is None
 
 
-async def test_source_identity_is_the_identity_hash_of_the_source_identity(
-    api: httpx.AsyncClient, host: Host
-) -> None:
+async def test_source_identity_is_the_identity_hash_of_the_source_identity(api: httpx.AsyncClient, host: Host) -> None:
     """The hash is runiq's identity_hash of DocumentSource.identity, so it is stable and hides the path."""
     from runiq.rag import IndexRegistry
 

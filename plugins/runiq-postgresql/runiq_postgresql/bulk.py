@@ -39,6 +39,7 @@ async def replace_document_rows(
         [d.document.title for d in docs],
         [d.metadata for d in docs],
         [len(d.rows) for d in docs],
+        [d.document.stamp for d in docs],
     )
     return await conn.fetchrow(index_sql.delete_chunks, ids)
 

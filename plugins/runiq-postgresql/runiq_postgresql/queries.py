@@ -84,6 +84,8 @@ class SchemaSql:
     delete_documents: str
     document_hashes: str
     document_hashes_of: str
+    document_stamps_of: str
+    update_stamps: str
     document_id_page: str
     document_count: str
     update_stats: str
@@ -105,12 +107,14 @@ class SchemaSql:
                 "ON CONFLICT (name) DO NOTHING RETURNING index_id"
             ),
             upsert_documents=(
-                f"INSERT INTO {s}.documents (index_id, document_id, content_hash, title, metadata, chunk_count) "
-                "SELECT $1, d.id, d.hash, d.title, d.metadata::jsonb, d.chunks FROM unnest($2::text[], $3::text[], "
-                "$4::text[], $5::text[], $6::int4[]) AS d(id, hash, title, metadata, chunks) ORDER BY d.id "
+                f"INSERT INTO {s}.documents (index_id, document_id, content_hash, title, metadata, chunk_count, "
+                "source_stamp) "
+                "SELECT $1, d.id, d.hash, d.title, d.metadata::jsonb, d.chunks, d.stamp FROM unnest($2::text[], "
+                "$3::text[], $4::text[], $5::text[], $6::int4[], $7::text[]) "
+                "AS d(id, hash, title, metadata, chunks, stamp) ORDER BY d.id "
                 "ON CONFLICT (index_id, document_id) DO UPDATE SET content_hash = excluded.content_hash, "
                 "title = excluded.title, metadata = excluded.metadata, chunk_count = excluded.chunk_count, "
-                "updated_at = now()"
+                "source_stamp = excluded.source_stamp, updated_at = now()"
             ),
             lock_documents=(
                 f"SELECT document_id FROM {s}.documents WHERE index_id = $1 AND document_id = ANY($2::text[]) "
@@ -123,6 +127,15 @@ class SchemaSql:
             document_hashes_of=(
                 f"SELECT document_id, content_hash FROM {s}.documents "
                 "WHERE index_id = $1 AND document_id = ANY($2::text[])"
+            ),
+            document_stamps_of=(
+                f"SELECT document_id, source_stamp FROM {s}.documents "
+                "WHERE index_id = $1 AND document_id = ANY($2::text[]) AND source_stamp IS NOT NULL"
+            ),
+            # Rows locked by ``lock_documents`` first, in id order like every writer: no deadlock.
+            update_stamps=(
+                f"UPDATE {s}.documents AS doc SET source_stamp = d.stamp "
+                "FROM unnest($2::text[], $3::text[]) AS d(id, stamp) WHERE doc.index_id = $1 AND doc.document_id = d.id"
             ),
             # In the column's own collation, which the primary key is ordered by: a page is an index-only
             # range scan (0.4 ms for 1,000 of 100,000 ids; ordering by COLLATE "C" sorted them all: 46 ms).

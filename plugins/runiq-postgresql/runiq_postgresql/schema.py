@@ -5,7 +5,8 @@ Layout (all inside the configured schema, default ``runiq``)::
     schema_version(version, description, applied_at)      one row per applied migration
     indexes(index_id, name, embedding_model, dimension, metric,
             chunk_count, total_terms, ann_index, analyzer, created_at, updated_at)
-    documents(index_id, document_id, content_hash, title, metadata, chunk_count, created_at, updated_at)
+    documents(index_id, document_id, content_hash, title, metadata, chunk_count, created_at, updated_at,
+              source_stamp)
     term_stats(index_id, term, df)                         BM25 document frequencies, maintained per write
     ingestion_runs(index_id, operation_id, reason, state, started_at, completed_at, counts)
     shared_runs(index_id, operation_id, run_key, reason, state, parts, started_at, completed_at, result)
@@ -259,6 +260,12 @@ def _v6(s: str) -> tuple[str, ...]:
     )
 
 
+def _v7(s: str) -> tuple[str, ...]:
+    # Change detection by stamps: what a document's source listed it with (a file's size and modification
+    # time...), beside its content hash. Nullable, no default: adding it rewrites nothing.
+    return (f"ALTER TABLE {s}.documents ADD COLUMN IF NOT EXISTS source_stamp text",)
+
+
 def _migrations(s: str) -> tuple[Migration, ...]:
     return (
         Migration(1, "indexes, documents, term statistics, ingestion runs", _v1(s)),
@@ -267,6 +274,7 @@ def _migrations(s: str) -> tuple[Migration, ...]:
         Migration(4, "trigram index over identifier-like words only", _v4(s)),
         Migration(5, "postings table per index for BM25 top-k; row ids assigned by the store", _v5(s)),
         Migration(6, "shared ingestion runs and their work claims", _v6(s)),
+        Migration(7, "source stamp per document (change detection without reading)", _v7(s)),
     )
 
 

@@ -626,6 +626,26 @@ class PostgresVectorStore(WorkClaimsMixin):
         return {row["document_id"]: row["content_hash"] for row in rows}
 
     @mapped
+    async def document_stamps(self, index_name: str, document_ids: Sequence[str]) -> Mapping[str, str]:
+        """:class:`~runiq.rag.providers.DocumentStamps`: the stamps stored beside the content hashes."""
+        index = await self._lookup(index_name)
+        if index is None or not document_ids:
+            return {}
+        async with self.pool.acquire() as conn:
+            rows = await conn.fetch(self._sql.document_stamps_of, index.index_id, list(document_ids))
+        return {row["document_id"]: row["source_stamp"] for row in rows}
+
+    @mapped
+    async def update_stamps(self, index_name: str, stamps: Mapping[str, str]) -> None:
+        index = await self._lookup(index_name)
+        if index is None or not stamps:
+            return
+        ids = sorted(stamps)
+        async with self.pool.acquire() as conn, conn.transaction():
+            await conn.fetch(self._sql.lock_documents, index.index_id, ids)
+            await conn.execute(self._sql.update_stamps, index.index_id, ids, [stamps[i] for i in ids])
+
+    @mapped
     async def document_id_page(self, index_name: str, *, after: str | None, limit: int) -> Sequence[str]:
         index = await self._lookup(index_name)
         if index is None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -138,6 +140,27 @@ async def test_reingestion_is_incremental_and_durable(postgres_dsn: str, schema:
         assert gone.hits == ()
         updated = await retriever.retrieve(RagQuery(index_name="docs", text="ten days", mode=RagRetrievalMode.LEXICAL))
         assert updated.hits[0].document_id.endswith("travel.md")
+
+
+async def test_a_new_host_takes_unchanged_files_by_their_stored_stamps(
+    postgres_dsn: str, schema: str, tmp_path: Path
+) -> None:
+    """Stamps persist in the documents table: a second host reads only the touched file."""
+    documents = _documents(tmp_path / "docs")
+    old = time.time_ns() - 100 * 1_000_000_000
+    for path in documents.iterdir():
+        os.utime(path, ns=(old, old))
+    selection = PostgresVectorStorage(dsn=postgres_dsn, schema=schema)
+    async with _host(selection, documents).build() as host:
+        assert (await host.services.get(RagIngestionManager).run("docs")).progress.added_documents == 3
+    (documents / "travel.md").write_text("# Travel\n\nExpenses now need receipts within ten days.\n")
+    os.utime(documents / "travel.md", ns=(old + 10**9, old + 10**9))
+    async with _host(selection, documents).build() as host:
+        progress = (await host.services.get(RagIngestionManager).run("docs")).progress
+        assert (progress.skipped_documents, progress.updated_documents, progress.produced_chunks) == (2, 1, 1)
+    async with _host(selection, documents).build() as host:
+        progress = (await host.services.get(RagIngestionManager).run("docs")).progress
+        assert (progress.skipped_documents, progress.updated_documents, progress.embedding_calls) == (3, 0, 0)
 
 
 async def test_string_reference_and_convenience_register_the_same_store(postgres_dsn: str, schema: str) -> None:

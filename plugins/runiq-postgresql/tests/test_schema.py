@@ -221,3 +221,28 @@ async def test_a_schema_from_v5_gets_the_shared_run_tables(postgres_dsn: str, sc
         assert await conn.fetchval(f'SELECT count(*) FROM "{schema}".indexes') == 1
     finally:
         await conn.close()
+
+
+async def test_a_schema_from_v6_gets_a_nullable_source_stamp_per_document(postgres_dsn: str, schema: str) -> None:
+    """v6 -> v7 adds documents.source_stamp (NULL for every existing document: each is read once more)."""
+    conn = await asyncpg.connect(postgres_dsn)
+    try:
+        await _schema_at_version(conn, schema, 6)
+        index_id = await conn.fetchval(
+            f"INSERT INTO \"{schema}\".indexes (name, metric) VALUES ('old', 'cosine') RETURNING index_id"
+        )
+        await conn.execute(
+            f"INSERT INTO \"{schema}\".documents (index_id, document_id, content_hash) VALUES ($1, 'a.txt', 'h')",
+            index_id,
+        )
+        columns = (
+            "SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'documents'"
+        )
+        assert "source_stamp" not in {row["column_name"] for row in await conn.fetch(columns, schema)}
+        await migrate(conn, schema, create_extensions=True)
+        assert await schema_version(conn, schema) == LATEST_VERSION
+        assert "source_stamp" in {row["column_name"] for row in await conn.fetch(columns, schema)}
+        row = await conn.fetchrow(f'SELECT content_hash, source_stamp FROM "{schema}".documents')
+        assert (row["content_hash"], row["source_stamp"]) == ("h", None)
+    finally:
+        await conn.close()

@@ -17,6 +17,10 @@ one. A document that failed keeps its previous version. After every source has b
 stored documents that no source delivered (nor reported as failed) are deleted; a source that fails, or
 a cancelled run, deletes nothing. Seen ids are kept as 8-byte hashes in a sorted array and the stored
 ids are paged through, so a run never holds every id's text.
+
+Unchanged without reading, by stamps: when the source can list its documents with stamps and the store
+keeps them (:mod:`unchanged`), a document whose stamp matches the stored one is not read at all; it is
+counted as skipped and seen (so it is not deleted).
 """
 
 from __future__ import annotations
@@ -32,10 +36,19 @@ from runiq.rag.ingestion.embedding import GroupEmbedder, Vectors
 from runiq.rag.ingestion.operation import RagIngestionPhase
 from runiq.rag.ingestion.preparing import Pending, Unusable, prepare_off_loop
 from runiq.rag.ingestion.progress import ProgressTracker
+from runiq.rag.ingestion.unchanged import StampChooser
 from runiq.rag.ingestion.writing import GroupWriter
 from runiq.rag.observability.otel import stage_span
 from runiq.rag.runtime import IndexResources
-from runiq.rag.sources.base import SourceFailure, SourceSkip
+from runiq.rag.sources.base import (
+    DocumentSource,
+    SourceFailure,
+    SourceSkip,
+    SourceUnchanged,
+    StampedItem,
+    StampedSource,
+)
+from runiq.rag.stores.base import DocumentStamps
 
 if TYPE_CHECKING:
     from runiq.rag.ingestion.seen import SeenIds
@@ -53,6 +66,9 @@ _WRITERS = 2  # writes in flight at once
 
 _Group = list[Pending]
 _Embedded = tuple[_Group, list[Vectors]]
+_Incoming = tuple[RagDocument, str | None]  # a document and the stamp to store with it
+# A listed document's id, what the source made of it (None: unchanged, not read), its source kind, its stamp.
+_Listed = tuple[str, RagDocument | SourceFailure | None, str, str | None]
 
 
 class IngestionPipeline:
@@ -99,9 +115,9 @@ class IngestionPipeline:
                 self._tracker.fail(document.document_id, "duplicate_document_id")
         self._tracker.add(discovered_documents=len(documents))
 
-        async def windows() -> AsyncIterator[list[RagDocument]]:
+        async def windows() -> AsyncIterator[list[_Incoming]]:
             for start in range(0, len(unique), _WINDOW_DOCUMENTS):
-                yield unique[start : start + _WINDOW_DOCUMENTS]
+                yield [(document, None) for document in unique[start : start + _WINDOW_DOCUMENTS]]
 
         await self._flow(windows())
 
@@ -112,19 +128,26 @@ class IngestionPipeline:
 
     async def _from_sources(
         self, seen: SeenIds, accept: Callable[[str], bool] | None = None
-    ) -> AsyncIterator[list[RagDocument]]:
-        """Windows of new documents; failures and duplicates are recorded a window at a time."""
-        items: list[tuple[RagDocument | SourceFailure, str]] = []
+    ) -> AsyncIterator[list[_Incoming]]:
+        """Windows of new documents; failures, duplicates and unchanged ones are recorded a window at a time."""
+        items: list[_Listed] = []
         characters = 0
         for source in self._resources.definition.sources:
-            async for item in source.stream():
-                if accept is not None and not accept(item.document_id):
+            stream, chooser = self._stream(source, accept)
+            kind = source.source_kind
+            async for item in stream:
+                if isinstance(item, SourceUnchanged):
+                    ids = item.document_ids if accept is None else [d for d in item.document_ids if accept(d)]
+                    items.extend([(document_id, None, kind, None) for document_id in ids])
+                elif accept is not None and not accept(item.document_id):
                     continue  # another worker's share of a shared run (a skipped file is counted once, in its own)
-                if isinstance(item, SourceSkip):
+                elif isinstance(item, SourceSkip):
                     self._tracker.add(skipped_files=1)  # not a document: no stored version is kept for it
                     continue
-                items.append((item, source.source_kind))
-                characters += len(item.content) if isinstance(item, RagDocument) else 0
+                else:
+                    stamp = None if chooser is None else chooser.take(item.document_id)
+                    items.append((item.document_id, item, kind, stamp))
+                    characters += len(item.content) if isinstance(item, RagDocument) else 0
                 if len(items) >= _WINDOW_DOCUMENTS or characters >= _WINDOW_CHARACTERS:
                     if window := self._sort_out(items, seen):
                         yield window
@@ -134,21 +157,36 @@ class IngestionPipeline:
         if window:
             yield window
 
-    def _sort_out(self, items: list[tuple[RagDocument | SourceFailure, str]], seen: SeenIds) -> list[RagDocument]:
-        """The new documents of ``items``; a failure is recorded (its stored version stays), a repeated
-        id fails as a duplicate (the first one is kept)."""
+    def _stream(
+        self, source: DocumentSource, accept: Callable[[str], bool] | None
+    ) -> tuple[AsyncIterator[StampedItem], StampChooser | None]:
+        """Change detection by stamps when the source lists them and the store keeps them (:mod:`unchanged`)."""
+        store = self._resources.store
+        if isinstance(source, StampedSource) and isinstance(store, DocumentStamps):
+            chooser = StampChooser(store, self._name, self._resources.configuration_fingerprint, accept)
+            return source.stream_changed(chooser.choose), chooser
+        return source.stream(), None
+
+    def _sort_out(self, items: list[_Listed], seen: SeenIds) -> list[_Incoming]:
+        """The new documents of ``items``; a failure is recorded (its stored version stays), an unchanged
+        document is skipped, a repeated id fails as a duplicate (the first one is kept)."""
         self._tracker.add(discovered_documents=len(items))
-        window: list[RagDocument] = []
-        for (item, kind), new in zip(items, seen.add_all([item.document_id for item, _ in items]), strict=True):
+        window: list[_Incoming] = []
+        unchanged = 0
+        news = seen.add_all([document_id for document_id, _, _, _ in items])
+        for (document_id, item, kind, stamp), new in zip(items, news, strict=True):
             if isinstance(item, SourceFailure):
-                self._tracker.fail(item.document_id, item.code, kind)
-            elif new:
-                window.append(item)
+                self._tracker.fail(document_id, item.code, kind)
+            elif not new:
+                self._tracker.fail(document_id, "duplicate_document_id", kind)
+            elif item is None:
+                unchanged += 1
             else:
-                self._tracker.fail(item.document_id, "duplicate_document_id", kind)
+                window.append((item, stamp))
+        self._tracker.add(processed_documents=unchanged, skipped_documents=unchanged)
         return window
 
-    async def _flow(self, windows: AsyncIterator[list[RagDocument]]) -> None:
+    async def _flow(self, windows: AsyncIterator[list[_Incoming]]) -> None:
         to_embed: asyncio.Queue[_Group | None] = asyncio.Queue(maxsize=1)
         to_write: asyncio.Queue[_Embedded | None] = asyncio.Queue(maxsize=max(1, WRITE_CHUNKS // self._group_chunks))
         failure: BaseException | None = None
@@ -163,16 +201,14 @@ class IngestionPipeline:
         if failure is not None:
             raise failure  # the stage's own error, outside the handler: no group chained to it
 
-    async def _prepare_stage(
-        self, windows: AsyncIterator[list[RagDocument]], out: asyncio.Queue[_Group | None]
-    ) -> None:
+    async def _prepare_stage(self, windows: AsyncIterator[list[_Incoming]], out: asyncio.Queue[_Group | None]) -> None:
         """Each window prepared whole, its documents sorted longest chunks first, then cut into groups: the
         groups (and the embedding batches in them) hold texts of similar length, so a local model pads
         little, as one ``encode`` of everything sorted by length would."""
         store = self._resources.store
         group: _Group = []
         async for window in windows:
-            stored = await store.document_hashes(self._name, [d.document_id for d in window])
+            stored = await store.document_hashes(self._name, [d.document_id for d, _ in window])
             pending = await self._prepare_window(window, stored)
             pending.sort(key=_longest_chunk, reverse=True)
             for document in pending:
@@ -184,14 +220,18 @@ class IngestionPipeline:
             await out.put(group)
         await out.put(None)
 
-    async def _prepare_window(self, window: list[RagDocument], stored: Mapping[str, str]) -> list[Pending]:
-        """Hashed and chunked off the loop; skipped and failed documents are counted here."""
+    async def _prepare_window(self, window: list[_Incoming], stored: Mapping[str, str]) -> list[Pending]:
+        """Hashed and chunked off the loop; skipped and failed documents are counted here. A document read
+        again (its stamp changed) whose content hash is unchanged keeps its chunks and gets its new stamp."""
+        documents = [document for document, _ in window]
         pending: list[Pending] = []
+        restamped: dict[str, str] = {}
         position = 0
         while position < len(window):
+            start = position
             with stage_span("chunk", index=self._name) as span:
                 prepared, position = await prepare_off_loop(
-                    window,
+                    documents,
                     position,
                     stored,
                     sys.maxsize,
@@ -199,13 +239,19 @@ class IngestionPipeline:
                     chunking=self._resources.definition.chunking,
                 )
                 span.counts(documents=len(prepared))
-            for outcome in prepared:
+            for outcome, (document, stamp) in zip(prepared, window[start:position], strict=True):
                 if outcome is None:
                     self._tracker.add(processed_documents=1, skipped_documents=1)
+                    if stamp is not None:
+                        restamped[document.document_id] = stamp
                 elif isinstance(outcome, Unusable):
-                    self._tracker.document_failed(self._name, outcome.document.document_id, outcome.code, outcome.error)
+                    self._tracker.document_failed(self._name, document.document_id, outcome.code, outcome.error)
                 else:
+                    outcome.stamp = stamp
                     pending.append(outcome)
+        store = self._resources.store
+        if restamped and isinstance(store, DocumentStamps):
+            await store.update_stamps(self._name, restamped)
         return pending
 
     async def _embed_stage(self, source: asyncio.Queue[_Group | None], out: asyncio.Queue[_Embedded | None]) -> None:

@@ -34,6 +34,7 @@ class Pending:
     stored_hash: str | None
     content_hash: str
     chunks: list[RagChunk]
+    stamp: str | None = None  # what its source listed it with (stored beside the content hash)
 
 
 @dataclass(frozen=True, slots=True)

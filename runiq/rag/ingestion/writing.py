@@ -65,6 +65,7 @@ class GroupWriter:
             content_hash=pending.content_hash,
             title=document.title,
             metadata=document.metadata,
+            stamp=pending.stamp,
         )
         embedder = self._resources.embedder
         if embedder is not None and vectors is None:

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 from runiq.rag.sources.base import (
     DocumentSource,
+    ReadChooser,
     SourceFailure,
     SourceItem,
     SourceReadResult,
     SourceSkip,
+    SourceStamp,
+    SourceUnchanged,
+    StampedItem,
+    StampedSource,
     read_all,
 )
 from runiq.rag.sources.directory import DirectorySource
@@ -17,9 +22,14 @@ __all__ = [
     "DirectorySource",
     "DocumentSource",
     "InMemorySource",
+    "ReadChooser",
     "SourceFailure",
     "SourceItem",
     "SourceReadResult",
     "SourceSkip",
+    "SourceStamp",
+    "SourceUnchanged",
+    "StampedItem",
+    "StampedSource",
     "read_all",
 ]

@@ -5,17 +5,34 @@ A source streams its documents: ``stream()`` yields each :class:`RagDocument` (o
 over on purpose) as it is read, so ingestion holds a bounded
 window of documents, never the whole corpus. :func:`read_all` collects a stream for callers that want
 everything at once (tests, small sources).
+
+A source may also offer :class:`StampedSource`: it lists its candidates with a *stamp* (what decides a
+document without reading it, such as a file's size and modification time) and reads only those the
+ingestion chooses, so a re-ingestion of an unchanged corpus reads nothing (see
+:mod:`runiq.rag.sources.stamps`).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from runiq.rag.documents import RagDocument
 
-__all__ = ["DocumentSource", "SourceFailure", "SourceItem", "SourceReadResult", "SourceSkip", "read_all"]
+__all__ = [
+    "DocumentSource",
+    "ReadChooser",
+    "SourceFailure",
+    "SourceItem",
+    "SourceReadResult",
+    "SourceSkip",
+    "SourceStamp",
+    "SourceUnchanged",
+    "StampedItem",
+    "StampedSource",
+    "read_all",
+]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -63,6 +80,43 @@ class DocumentSource(Protocol):
     def identity(self) -> str: ...
 
     def stream(self) -> AsyncIterator[SourceItem]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class SourceStamp:
+    """A candidate document listed without being read, and its stamp: a string that changes whenever the
+    document the source would deliver may change (a file's size, modification time, the loader that reads
+    it...). ``stamp`` is None when the source cannot vouch for the candidate unread (a timestamp too recent
+    to trust, a symlink): it must be read."""
+
+    document_id: str
+    stamp: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class SourceUnchanged:
+    """Candidates the ingestion chose not to read (their stored stamps matched): still the source's. One
+    item names a run of consecutive candidates, so an unchanged corpus streams a few items per window."""
+
+    document_ids: tuple[str, ...]
+
+
+StampedItem = SourceItem | SourceUnchanged
+# Given a window of listed candidates, answers for each whether to read it (in the same order).
+ReadChooser = Callable[[Sequence[SourceStamp]], Awaitable[Sequence[bool]]]
+
+
+@runtime_checkable
+class StampedSource(Protocol):
+    """Optional capability of a :class:`DocumentSource`: change detection without reading everything.
+
+    ``stream_changed`` lists candidates a window at a time, cheaply (a ``stat``, no read), and passes each
+    window to ``choose``; it then yields, in its usual order, what ``stream`` would have yielded for the
+    chosen candidates, :class:`SourceUnchanged` items naming every other candidate, and its failures and
+    skips as ``stream`` does. Listing runs off the event loop, like reading.
+    """
+
+    def stream_changed(self, choose: ReadChooser) -> AsyncIterator[StampedItem]: ...
 
 
 async def read_all(source: DocumentSource) -> SourceReadResult:

@@ -22,7 +22,7 @@ from runiq.rag.loaders.errors import DocumentLoadError
 from runiq.rag.loaders.pool import LoaderPool
 from runiq.rag.loaders.registry import LoaderSpec
 from runiq.rag.loaders.worker import load_checked
-from runiq.rag.sources.base import SourceFailure, SourceItem
+from runiq.rag.sources.base import SourceFailure, SourceItem, StampedItem
 
 __all__ = ["FileRead", "load_files", "load_here"]
 
@@ -36,9 +36,14 @@ class FileRead:
     loader: LoaderSpec
 
 
-async def load_files(items: Sequence[SourceItem | FileRead], pool: LoaderPool) -> list[SourceItem]:
-    """Every file of ``items`` loaded into a document or a failure; other items unchanged, in order."""
-    return list(await asyncio.gather(*(_loaded(item, pool) for item in items)))
+async def load_files(items: Sequence[StampedItem | FileRead], pool: LoaderPool) -> list[StampedItem]:
+    """Every file of ``items`` loaded into a document or a failure; other items unchanged, in order.
+
+    Only the files become tasks: a batch of documents loaded in the reading thread, or of unchanged
+    files, goes through as it is (a task per item was most of a re-ingestion's event-loop time)."""
+    files = [item for item in items if isinstance(item, FileRead)]
+    loaded = iter(await asyncio.gather(*(_loaded(item, pool) for item in files)) if files else ())
+    return [next(loaded) if isinstance(item, FileRead) else item for item in items]
 
 
 def load_here(item: FileRead, max_characters: int) -> SourceItem:
@@ -50,9 +55,7 @@ def load_here(item: FileRead, max_characters: int) -> SourceItem:
     return _document(item.document_id, loaded)
 
 
-async def _loaded(item: SourceItem | FileRead, pool: LoaderPool) -> SourceItem:
-    if not isinstance(item, FileRead):
-        return item
+async def _loaded(item: FileRead, pool: LoaderPool) -> SourceItem:
     try:
         loaded = await pool.load(item.loader.loader, item.data, isolated=item.loader.isolated)
     except DocumentLoadError as exc:

@@ -21,6 +21,7 @@ __all__ = ["DEFAULT_PATTERN", "FileSelection"]
 DEFAULT_PATTERN = "*"
 
 _AS_TEXT = LoaderSpec(PlainTextLoader(), "runiq", isolated=False)
+_REMEMBERED = 4096  # suffix chains remembered per selection
 
 
 class FileSelection:
@@ -31,12 +32,32 @@ class FileSelection:
         self._registry = registry
         self._default = pattern == DEFAULT_PATTERN
         self._match = re.compile(fnmatch.translate(pattern)).fullmatch
+        self._by_suffixes: dict[str, LoaderSpec | None] = {}
 
     def matches(self, name: str) -> bool:
         return self._default or self._match(name) is not None
 
     def loader_for(self, name: str) -> LoaderSpec | None:
+        """Remembered per suffix chain (what the registry resolves a name by): a tree of 100,000 files
+        has a handful, and resolving each name through ``PurePath`` cost more than a ``stat``."""
+        key = _suffixes(name)
+        try:
+            return self._by_suffixes[key]
+        except KeyError:
+            pass
         spec = self._registry.spec_for_path(name)
         if spec is None and not self._default:
-            return _AS_TEXT
+            spec = _AS_TEXT
+        if len(self._by_suffixes) >= _REMEMBERED:
+            self._by_suffixes.clear()  # names with many distinct dotted parts: stay bounded
+        self._by_suffixes[key] = spec
         return spec
+
+
+def _suffixes(name: str) -> str:
+    """The lower-cased suffix chain of a file name, as ``PurePath(name.lower()).suffixes`` joined."""
+    if name.endswith("."):
+        return ""
+    stripped = name.lstrip(".")
+    dot = stripped.find(".")
+    return "" if dot < 0 else stripped[dot:].lower()

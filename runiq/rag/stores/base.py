@@ -29,6 +29,7 @@ __all__ = [
     "BulkDocumentWriter",
     "DistanceMetric",
     "DocumentCounter",
+    "DocumentStamps",
     "DocumentWrite",
     "HealthCheck",
     "IngestionHistory",
@@ -67,12 +68,16 @@ class IndexSpec:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StoredDocument:
-    """A document's identity and the hash of the content and configuration its chunks came from."""
+    """A document's identity and the hash of the content and configuration its chunks came from.
+
+    ``stamp`` is what its source listed it with (see :class:`DocumentStamps`), or None: a document
+    written without one (the document API, a source without stamps) clears the stored stamp."""
 
     document_id: str
     content_hash: str
     title: str | None = None
     metadata: Metadata = field(default_factory=dict)
+    stamp: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -186,6 +191,25 @@ class DocumentCounter(Protocol):
 
     async def document_count(self, index_name: str) -> int:
         """Number of documents stored for the index (0 when it does not exist); ``count`` counts chunks."""
+        ...
+
+
+@runtime_checkable
+class DocumentStamps(Protocol):
+    """Optional capability: each document's source stamp, kept beside its content hash.
+
+    A stamp (an opaque string, see :class:`~runiq.rag.sources.StampedSource`) lets ingestion take a
+    document as unchanged without reading it. ``replace_document`` and ``replace_documents`` store
+    ``StoredDocument.stamp`` (None clears it); a store without this capability is always read in full.
+    """
+
+    async def document_stamps(self, index_name: str, document_ids: Sequence[str]) -> Mapping[str, str]:
+        """``document_id -> stamp`` of those of ``document_ids`` that are stored with a stamp (a window
+        at a time)."""
+        ...
+
+    async def update_stamps(self, index_name: str, stamps: Mapping[str, str]) -> None:
+        """Set the stamps of stored documents (read again and found unchanged); ids not stored are ignored."""
         ...
 
 

@@ -14,6 +14,7 @@ until it returns, even when the caller is cancelled; large writes likewise keep 
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import functools
 import math
 from collections.abc import Iterable, Mapping, Sequence
@@ -112,7 +113,7 @@ def _indexed(row: _Row) -> str:
 
 class InMemoryVectorStore:
     """Implements :class:`VectorStore`, :class:`LexicalSearch`, :class:`BulkDocumentWriter`,
-    :class:`DocumentCounter` and :class:`HealthCheck`. State is lost when the process ends."""
+    :class:`DocumentCounter`, :class:`DocumentStamps` and :class:`HealthCheck`. State is lost when the process ends."""
 
     def __init__(self, analyzer: Analyzer | None = None) -> None:
         self._indexes: dict[str, _Index] = {}
@@ -255,6 +256,27 @@ class InMemoryVectorStore:
         if document_ids is None:
             return {doc_id: entry[0].content_hash for doc_id, entry in documents.items()}
         return {doc_id: entry[0].content_hash for doc_id in document_ids if (entry := documents.get(doc_id))}
+
+    async def document_stamps(self, index_name: str, document_ids: Sequence[str]) -> Mapping[str, str]:
+        index = self._indexes.get(index_name)
+        if index is None:
+            return {}
+        documents = index.documents
+        return {
+            doc_id: stamp
+            for doc_id in document_ids
+            if (entry := documents.get(doc_id)) is not None and (stamp := entry[0].stamp) is not None
+        }
+
+    async def update_stamps(self, index_name: str, stamps: Mapping[str, str]) -> None:
+        index = self._indexes.get(index_name)
+        if index is None:
+            return
+        documents = index.documents
+        for doc_id, stamp in stamps.items():
+            entry = documents.get(doc_id)
+            if entry is not None:
+                documents[doc_id] = (dataclasses.replace(entry[0], stamp=stamp), entry[1])
 
     async def document_id_page(self, index_name: str, *, after: str | None, limit: int) -> Sequence[str]:
         index = self._indexes.get(index_name)

@@ -20,9 +20,11 @@ from runiq.rag.stores.base import (
     BulkDocumentWriter,
     DistanceMetric,
     DocumentCounter,
+    DocumentStamps,
     DocumentWrite,
     HealthCheck,
     IndexSpec,
+    StoredDocument,
     StoreHealth,
     VectorStore,
 )
@@ -168,6 +170,38 @@ class VectorStoreContract:
         assert await store.delete_documents(name, ["d3", "missing"]) == 1
         assert await store.document_count(name) == 2
         assert await store.document_count(_name("missing")) == 0
+
+    async def test_document_stamps_are_kept_beside_content_hashes(self, store: VectorStore) -> None:
+        """A store offering stamps keeps each write's stamp, clears it on a write without one, and updates
+        the stamps of stored documents only."""
+        if not isinstance(store, DocumentStamps):
+            pytest.skip("this store keeps no document stamps")  # a capability, not a requirement
+        name = await self._index(store)
+        stamped = StoredDocument(document_id="a", content_hash="h1", stamp="12:1700000000000000000:salt")
+        await store.replace_document(name, stamped, [_chunk("a", 0, "x")], _vectors([1, 0, 0]))
+        await store.replace_document(name, _doc("b"), [_chunk("b", 0, "y")], _vectors([0, 1, 0]))
+        empty = np.empty((0, 3), dtype=np.float32)
+        write = DocumentWrite(StoredDocument(document_id="c", content_hash="h3", stamp="s3"), [], empty)
+        if isinstance(store, BulkDocumentWriter):
+            await store.replace_documents(name, [write, DocumentWrite(_doc("d"), [], empty)])
+        else:
+            await store.replace_document(name, *write)
+        assert dict(await store.document_stamps(name, ["a", "b", "c", "missing"])) == {
+            "a": "12:1700000000000000000:salt",
+            "c": "s3",
+        }
+        await store.update_stamps(name, {"b": "s2", "missing": "sx"})
+        assert dict(await store.document_stamps(name, ["a", "b", "c", "missing"])) == {
+            "a": "12:1700000000000000000:salt",
+            "b": "s2",
+            "c": "s3",
+        }
+        assert dict(await store.document_hashes(name, ["a", "b", "missing"])) == {"a": "h1", "b": "h1"}
+        await store.replace_document(name, _doc("a", "h2"), [_chunk("a", 0, "z")], _vectors([0, 0, 1]))
+        assert dict(await store.document_stamps(name, ["a", "b"])) == {"b": "s2"}
+        assert dict(await store.document_stamps(name, [])) == {}
+        assert dict(await store.document_stamps(_name("missing"), ["a"])) == {}
+        await store.update_stamps(_name("missing"), {"a": "s"})
 
     async def test_health_reports_a_usable_store(self, store: VectorStore) -> None:
         if not isinstance(store, HealthCheck):

@@ -4,6 +4,8 @@ WorkClaims fake (the PostgreSQL plugin's tests run the same paths across process
 from __future__ import annotations
 
 import asyncio
+import os
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
@@ -252,3 +254,36 @@ async def test_a_store_without_work_claims_runs_alone(index_host: Callable[..., 
     assert [e["event"] for e in logs if e["event"].startswith("ingestion.shared")] == [
         "ingestion.shared_runs_unsupported"
     ]
+
+
+async def test_a_shared_run_skips_unchanged_files_by_stamp_in_every_bucket(
+    index_host: Callable[..., Host], tmp_path: Path
+) -> None:
+    """Each bucket's pass reads only its changed files; unchanged ones count as seen, so the finisher
+    deletes only the file that is gone."""
+    old = time.time_ns() - 100 * 1_000_000_000
+    for n in range(12):
+        path = tmp_path / f"{n:02d}.txt"
+        path.write_text(f"File {n} about item {n * 3}.")
+        os.utime(path, ns=(old, old))
+    store = ClaimingStore()
+    host = index_host(
+        lambda index: (
+            index.use_directory(tmp_path, "*.txt")
+            .use_embedding("slow")
+            .use_vector_store("claiming")
+            .configure_ingestion(lambda ingestion: ingestion.shared_runs(buckets=3, lease_seconds=1))
+        ),
+        embeddings={"slow": SlowEmbedder(delay=0.0, dimensions=16)},
+        stores={"claiming": store},
+    )
+    async with host:
+        manager = host.services.get(RagIngestionManager)
+        assert (await manager.run("docs")).progress.added_documents == 12
+        assert len(await store.document_stamps("docs", [f"{n:02d}.txt" for n in range(12)])) == 12
+        (tmp_path / "05.txt").unlink()
+        second = await manager.run("docs")
+    p = second.progress
+    assert second.state is RagIngestionState.COMPLETED
+    assert (p.skipped_documents, p.added_documents, p.updated_documents, p.deleted_documents) == (11, 0, 0, 1)
+    assert len(await store.document_hashes("docs")) == 11
