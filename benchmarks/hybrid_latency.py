@@ -1,0 +1,208 @@
+"""Hybrid retrieval latency against its two halves, through the public ``RagRetriever``, on PostgreSQL.
+
+    python benchmarks/hybrid_latency.py [--rows 100000] [--cisi ../shared/data/cisi-beir] [--queries 300]
+        [--repeats 3] [--dim 128] [--batch 10000] [--profile N] [--dsn DSN] [--json FILE]
+
+The rows, host, bulk load and interleaved timing of ``lexical_postgres.py`` (imported), with
+``HashingEmbedding(dimensions=--dim)`` vectors and HNSW. Systems, one query at a time:
+
+* ``runiq_hybrid``: ``RagRetriever.retrieve(RagQuery(mode=HYBRID, top_k=10))`` (each source fetches 40);
+* ``lexical@40`` and ``semantic@40``: its halves through the retriever at that depth;
+* ``stores_gathered``: the query embedded, then ``store.search`` and ``store.lexical_search`` at depth
+  40 gathered directly (no retriever, no fusion).
+
+Besides wall-clock p50s (medians over repeats) the report gives each system's CPU per query: the
+client's (``time.process_time``: this process's threads) and the server's (the PostgreSQL server's
+processes, from ``/proc``, Linux; read on a local server only), medians of rounds of 25 queries. A
+hybrid request cannot finish sooner than the slower half's wall time, nor sooner than its client CPU
+(one event loop), nor sooner than its client and server CPU divided by the cores free to run them:
+``floor_ms`` gives that bound for 1 and 2 free cores.
+``--profile N`` then runs N hybrid retrievals under ``cProfile`` and prints the functions with the
+most time of their own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import io
+import json
+import os
+import pstats
+import statistics
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from runiq_postgresql import PostgresVectorStore
+
+from benchmarks._postgres import postgres_server, quiesce
+from benchmarks.beir_eval import quiet_logging
+from benchmarks.lexical_postgres import HYBRID_DEPTH, INDEX, TOP_K, _host, corpus, load, measure, retrieval
+from runiq.rag import RagRetrievalMode, RagRetriever
+from runiq.rag.lexical import parse_lexical_query
+from runiq.rag.runtime import IndexRuntime
+
+
+def systems(retriever: RagRetriever, store: PostgresVectorStore, embed: Callable[[str], Any]) -> dict[str, Any]:
+    async def stores_gathered(text: str) -> None:
+        vector = await embed(text)
+        await asyncio.gather(
+            store.search(INDEX, vector, top_k=HYBRID_DEPTH),
+            store.lexical_search(INDEX, parse_lexical_query(text), top_k=HYBRID_DEPTH),
+        )
+
+    return {
+        "runiq_hybrid": retrieval(retriever, RagRetrievalMode.HYBRID, TOP_K),
+        "lexical@40": retrieval(retriever, RagRetrievalMode.LEXICAL, HYBRID_DEPTH),
+        "semantic@40": retrieval(retriever, RagRetrievalMode.SEMANTIC, HYBRID_DEPTH),
+        "stores_gathered": stores_gathered,
+    }
+
+
+def server_processes(backend_pid: int) -> list[int]:
+    """The postmaster (parent of ``backend_pid``) and all its children; empty when ``/proc`` cannot tell."""
+    try:
+        postmaster = int(_stat(backend_pid)[1])
+        children = [
+            int(entry.name)
+            for entry in Path("/proc").iterdir()
+            if entry.name.isdigit() and _parent(int(entry.name)) == postmaster
+        ]
+    except OSError:
+        return []
+    return [postmaster, *children]
+
+
+def _stat(pid: int) -> list[str]:
+    """Fields of ``/proc/PID/stat`` after the command name (state, ppid, ... utime at [11], stime at [12])."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
+def _parent(pid: int) -> int | None:
+    try:
+        return int(_stat(pid)[1])
+    except (OSError, IndexError, ValueError):
+        return None  # the process ended meanwhile
+
+
+def server_cpu_seconds(pids: list[int]) -> float:
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in pids:
+        try:
+            fields = _stat(pid)
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])
+    return total / ticks
+
+
+async def cpu_per_query(named: dict[str, Any], queries: list[str], server: list[int]) -> dict[str, dict[str, float]]:
+    """Median client and server CPU milliseconds per query, per system (interleaved, in rounds of 25)."""
+    client: dict[str, list[float]] = {name: [] for name in named}
+    served: dict[str, list[float]] = {name: [] for name in named}
+    for start in range(0, len(queries), 25):
+        batch = queries[start : start + 25]
+        for name, call in named.items():
+            began, began_server = time.process_time(), server_cpu_seconds(server)
+            for text in batch:
+                await call(text)
+            client[name].append((time.process_time() - began) * 1000 / len(batch))
+            served[name].append((server_cpu_seconds(server) - began_server) * 1000 / len(batch))
+    return {
+        name: {"client_ms": statistics.median(client[name]), "server_ms": statistics.median(served[name])}
+        for name in named
+    }
+
+
+def floors(p50: dict[str, float], cpu: dict[str, dict[str, float]]) -> dict[str, float]:
+    """The least hybrid p50 that 1 and 2 free cores allow (see the module docstring)."""
+    slower = max(p50["lexical@40"], p50["semantic@40"])
+    hybrid = cpu["runiq_hybrid"]
+    total = hybrid["client_ms"] + hybrid["server_ms"]
+    return {
+        "one_core_ms": max(slower, total),
+        "two_cores_ms": max(slower, hybrid["client_ms"], total / 2),
+    }
+
+
+async def profiled(call: Callable[[str], Any], queries: list[str], top: int = 30) -> str:
+    profile = cProfile.Profile()
+    profile.enable()
+    for text in queries:
+        await call(text)
+    profile.disable()
+    out = io.StringIO()
+    stats = pstats.Stats(profile, stream=out).sort_stats("tottime")
+    stats.print_stats(top)
+    stats.sort_stats("cumulative").print_stats(top)
+    return out.getvalue()
+
+
+async def run(args: argparse.Namespace, dsn: str) -> dict[str, Any]:
+    quiet_logging()
+    ids, texts, questions = corpus(args.cisi, args.rows)
+    queries = [questions[i % len(questions)] for i in range(args.queries)]
+    report: dict[str, Any] = {"rows": args.rows, "queries": args.queries, "repeats": args.repeats, "dim": args.dim}
+    async with _host(dsn, f"hybridbench_{uuid.uuid4().hex[:8]}", args.dim) as host:
+        resources = await host.services.get(IndexRuntime).get(INDEX)
+        store, embedder = resources.store, resources.embedder
+        assert isinstance(store, PostgresVectorStore)
+        assert embedder is not None
+        await store.ensure_index(resources.spec)
+        await quiesce(dsn)
+        report["ingest"] = await load(store, ids, texts, args.dim, args.batch)
+        named = systems(host.services.get(RagRetriever), store, embedder.embed_query)
+        await measure(named, queries[:50], 1, 0)  # warm-up: caches, plans
+        latency = await measure(named, queries, args.repeats, 0)
+        p50 = {name: values["p50_ms"] for name, values in latency.items()}
+        report["latency"] = latency
+        async with store.read_router.connection() as conn:
+            server = server_processes(await conn.fetchval("SELECT pg_backend_pid()")) if args.dsn is None else []
+        report["cpu_per_query"] = cpu = await cpu_per_query(named, queries[:200], server)
+        report["floor_ms"] = floors(p50, cpu)
+        report["load_average"] = os.getloadavg()
+        slower = max(p50["lexical@40"], p50["semantic@40"])
+        report["ratios"] = {
+            "hybrid_vs_slower_half": p50["runiq_hybrid"] / slower,
+            "stores_gathered_vs_slower_half": p50["stores_gathered"] / slower,
+            "hybrid_vs_sum_of_halves": p50["runiq_hybrid"] / (p50["lexical@40"] + p50["semantic@40"]),
+        }
+        if args.profile:
+            print(await profiled(named["runiq_hybrid"], queries[: args.profile]))
+    return report
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=100_000)
+    parser.add_argument("--cisi", type=Path, default=Path("../shared/data/cisi-beir"))
+    parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--dim", type=int, default=128, help="hashing embedding dimensions")
+    parser.add_argument("--batch", type=int, default=10_000)
+    parser.add_argument("--profile", type=int, default=0, help="hybrid retrievals to profile afterwards")
+    parser.add_argument("--dsn")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    with postgres_server(args.dsn, "runiq-hybridbench-") as dsn:
+        report = asyncio.run(run(args, dsn))
+    print(json.dumps({k: v for k, v in report.items() if k != "latency"} | {"p50_ms": _p50(report)}, indent=2))
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=2))
+
+
+def _p50(report: dict[str, Any]) -> dict[str, float]:
+    return {name: round(values["p50_ms"], 3) for name, values in report["latency"].items()}
+
+
+if __name__ == "__main__":
+    main()
