@@ -1,10 +1,12 @@
-"""Hybrid retrieval latency against its two halves, through the public ``RagRetriever``, on PostgreSQL.
+"""Hybrid retrieval latency against its two halves, through the public ``RagRetriever``.
 
-    python benchmarks/hybrid_latency.py [--rows 100000] [--cisi ../shared/data/cisi-beir] [--queries 300]
-        [--repeats 3] [--dim 128] [--batch 10000] [--profile N] [--dsn DSN] [--json FILE]
+    python benchmarks/hybrid_latency.py [--store postgresql|memory] [--rows 100000]
+        [--cisi ../shared/data/cisi-beir] [--queries 300] [--repeats 3] [--dim 128] [--batch 10000]
+        [--profile N] [--dsn DSN] [--json FILE]
 
 The rows, host, bulk load and interleaved timing of ``lexical_postgres.py`` (imported), with
-``HashingEmbedding(dimensions=--dim)`` vectors and HNSW. Systems, one query at a time:
+``HashingEmbedding(dimensions=--dim)`` vectors and HNSW (``--store memory``: the same rows written
+through ``InMemoryVectorStore.replace_documents``; no server). Systems, one query at a time:
 
 * ``runiq_hybrid``: ``RagRetriever.retrieve(RagQuery(mode=HYBRID, top_k=10))`` (each source fetches 40);
 * ``lexical@40`` and ``semantic@40``: its halves through the retriever at that depth;
@@ -43,15 +45,18 @@ if __package__ in (None, ""):
 
 from runiq_postgresql import PostgresVectorStore
 
-from benchmarks._postgres import postgres_server, quiesce
+from benchmarks._postgres import one_chunk_items, postgres_server, quiesce
 from benchmarks.beir_eval import quiet_logging
 from benchmarks.lexical_postgres import HYBRID_DEPTH, INDEX, TOP_K, _host, corpus, load, measure, retrieval
-from runiq.rag import RagRetrievalMode, RagRetriever
+from runiq.hosting import HostBuilder
+from runiq.rag import HashingEmbedding, RagRetrievalMode, RagRetriever, add_runiq_rag
+from runiq.rag.embeddings.hashing import HashingEmbedder
 from runiq.rag.lexical import parse_lexical_query
 from runiq.rag.runtime import IndexRuntime
+from runiq.rag.stores.base import DocumentWrite
 
 
-def systems(retriever: RagRetriever, store: PostgresVectorStore, embed: Callable[[str], Any]) -> dict[str, Any]:
+def systems(retriever: RagRetriever, store: Any, embed: Callable[[str], Any]) -> dict[str, Any]:
     async def stores_gathered(text: str) -> None:
         vector = await embed(text)
         await asyncio.gather(
@@ -147,26 +152,31 @@ async def profiled(call: Callable[[str], Any], queries: list[str], top: int = 30
     return out.getvalue()
 
 
-async def run(args: argparse.Namespace, dsn: str) -> dict[str, Any]:
+async def run(args: argparse.Namespace, dsn: str | None) -> dict[str, Any]:
     quiet_logging()
     ids, texts, questions = corpus(args.cisi, args.rows)
     queries = [questions[i % len(questions)] for i in range(args.queries)]
-    report: dict[str, Any] = {"rows": args.rows, "queries": args.queries, "repeats": args.repeats, "dim": args.dim}
-    async with _host(dsn, f"hybridbench_{uuid.uuid4().hex[:8]}", args.dim) as host:
+    report: dict[str, Any] = {"store": args.store, "rows": args.rows, "queries": args.queries}
+    report |= {"repeats": args.repeats, "dim": args.dim}
+    host = _memory_host(args.dim) if dsn is None else _host(dsn, f"hybridbench_{uuid.uuid4().hex[:8]}", args.dim)
+    async with host:
         resources = await host.services.get(IndexRuntime).get(INDEX)
         store, embedder = resources.store, resources.embedder
-        assert isinstance(store, PostgresVectorStore)
         assert embedder is not None
         await store.ensure_index(resources.spec)
-        await quiesce(dsn)
-        report["ingest"] = await load(store, ids, texts, args.dim, args.batch)
+        server: list[int] = []
+        if isinstance(store, PostgresVectorStore):
+            await quiesce(dsn)
+            report["ingest"] = await load(store, ids, texts, args.dim, args.batch)
+            async with store.read_router.connection() as conn:
+                server = server_processes(await conn.fetchval("SELECT pg_backend_pid()")) if args.dsn is None else []
+        else:
+            report["ingest"] = await _load_memory(store, ids, texts, args.dim, args.batch)
         named = systems(host.services.get(RagRetriever), store, embedder.embed_query)
         await measure(named, queries[:50], 1, 0)  # warm-up: caches, plans
         latency = await measure(named, queries, args.repeats, 0)
         p50 = {name: values["p50_ms"] for name, values in latency.items()}
         report["latency"] = latency
-        async with store.read_router.connection() as conn:
-            server = server_processes(await conn.fetchval("SELECT pg_backend_pid()")) if args.dsn is None else []
         report["cpu_per_query"] = cpu = await cpu_per_query(named, queries[:200], server)
         report["floor_ms"] = floors(p50, cpu)
         report["load_average"] = os.getloadavg()
@@ -181,8 +191,31 @@ async def run(args: argparse.Namespace, dsn: str) -> dict[str, Any]:
     return report
 
 
+def _memory_host(dim: int) -> Any:
+    def configure(index: Any) -> None:
+        index.use_documents([])  # the rows are written through the store, not ingested
+        index.use_in_memory_vector_store()
+        index.use_embedding(HashingEmbedding(dimensions=dim))
+
+    builder = HostBuilder(load_entry_points=False)
+    add_runiq_rag(builder, lambda rag: rag.add_index(INDEX, configure))
+    return builder.build()
+
+
+async def _load_memory(store: Any, ids: list[str], texts: list[str], dim: int, batch: int) -> dict[str, float]:
+    embedder = HashingEmbedder(dim)
+    started = time.perf_counter()
+    for start in range(0, len(ids), batch):
+        stop = min(start + batch, len(ids))
+        vectors = await asyncio.to_thread(embedder.embed_sync, texts[start:stop])
+        items = one_chunk_items(ids[start:stop], texts[start:stop], vectors)
+        await store.replace_documents(INDEX, [DocumentWrite(*item) for item in items])
+    return {"load_seconds": time.perf_counter() - started}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--store", choices=["postgresql", "memory"], default="postgresql")
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--cisi", type=Path, default=Path("../shared/data/cisi-beir"))
     parser.add_argument("--queries", type=int, default=300)
@@ -193,8 +226,11 @@ def main() -> None:
     parser.add_argument("--dsn")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    with postgres_server(args.dsn, "runiq-hybridbench-") as dsn:
-        report = asyncio.run(run(args, dsn))
+    if args.store == "memory":
+        report = asyncio.run(run(args, None))
+    else:
+        with postgres_server(args.dsn, "runiq-hybridbench-") as dsn:
+            report = asyncio.run(run(args, dsn))
     print(json.dumps({k: v for k, v in report.items() if k != "latency"} | {"p50_ms": _p50(report)}, indent=2))
     if args.json:
         args.json.write_text(json.dumps(report, indent=2))
