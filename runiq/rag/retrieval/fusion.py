@@ -24,8 +24,15 @@ class FusedCandidate:
     ranks: tuple[int | None, ...]  # one entry per input list, one-based, None when absent
 
 
-def reciprocal_rank_fusion(*ranked: Sequence[ChunkKey], k: int = RRF_K) -> list[FusedCandidate]:
-    """Fuse ranked lists (best first). Duplicates within one list keep their first rank."""
+def reciprocal_rank_fusion(
+    *ranked: Sequence[ChunkKey], k: int = RRF_K, limit: int | None = None
+) -> list[FusedCandidate]:
+    """Fuse ranked lists (best first). Duplicates within one list keep their first rank.
+
+    ``limit``: return only the best ``limit`` candidates (all when ``None``); the order is the same.
+    """
+    if limit is not None and limit < 0:
+        raise ValueError("limit must not be negative.")
     positions: dict[ChunkKey, list[int | None]] = {}
     for source, keys in enumerate(ranked):
         for rank, key in enumerate(keys, start=1):
@@ -44,7 +51,7 @@ def reciprocal_rank_fusion(*ranked: Sequence[ChunkKey], k: int = RRF_K) -> list[
         ordered = tuple(_ABSENT if r is None else r for r in slots)
         rows.append((-score, min(present), ordered, key.document_id, key.chunk_id, key, tuple(slots)))
     rows.sort()
-    return [FusedCandidate(key, -negated, ranks) for negated, _, _, _, _, key, ranks in rows]
+    return [FusedCandidate(key, -negated, ranks) for negated, _, _, _, _, key, ranks in rows[:limit]]
 
 
 _ABSENT = float("inf")  # an absent rank sorts after every rank a list gives

@@ -173,10 +173,13 @@ class RagRetriever:
         sem_by_key = {h.key: h for h in semantic}
         lex_by_key = {h.key: h for h in lexical}
         with fusion_span(query.index_name) as span:
-            fused = reciprocal_rank_fusion(list(sem_by_key), list(lex_by_key))
-            span.counts(fused_candidates=len(fused))
+            # Only the hits returned are built (a frozen candidate costs microseconds); every distinct
+            # chunk of either source is a fused candidate.
+            fused = reciprocal_rank_fusion(list(sem_by_key), list(lex_by_key), limit=query.top_k)
+            fused_candidates = len(sem_by_key.keys() | lex_by_key.keys())
+            span.counts(fused_candidates=fused_candidates)
         hits = []
-        for fused_rank, candidate in enumerate(fused[: query.top_k], start=1):
+        for fused_rank, candidate in enumerate(fused, start=1):
             sem_rank, lex_rank = candidate.ranks
             sem = sem_by_key.get(candidate.key)
             lex = lex_by_key.get(candidate.key)
@@ -192,7 +195,7 @@ class RagRetriever:
             assert source is not None
             hits.append(_hit(source, fused_rank, provenance, semantic_scores=sem is not None))
         stats = RagRetrievalStatistics(
-            semantic_candidates=len(semantic), lexical_candidates=len(lexical), fused_candidates=len(fused)
+            semantic_candidates=len(semantic), lexical_candidates=len(lexical), fused_candidates=fused_candidates
         )
         return hits, stats
 
