@@ -15,7 +15,7 @@ through ``InMemoryVectorStore.replace_documents``; no server). Systems, one quer
 
 Besides wall-clock p50s (medians over repeats) the report gives each system's CPU per query: the
 client's (``time.process_time``: this process's threads) and the server's (the PostgreSQL server's
-processes, from ``/proc``, Linux; read on a local server only), medians of rounds of 25 queries. A
+processes, from ``/proc``, Linux; read on a local server only), medians of rounds of 50 queries. A
 hybrid request cannot finish sooner than the slower half's wall time, nor sooner than its client CPU
 (one event loop), nor sooner than its client and server CPU divided by the cores free to run them:
 ``floor_ms`` gives that bound for 1 and 2 free cores.
@@ -72,18 +72,9 @@ def systems(retriever: RagRetriever, store: Any, embed: Callable[[str], Any]) ->
     }
 
 
-def server_processes(backend_pid: int) -> list[int]:
-    """The postmaster (parent of ``backend_pid``) and all its children; empty when ``/proc`` cannot tell."""
-    try:
-        postmaster = int(_stat(backend_pid)[1])
-        children = [
-            int(entry.name)
-            for entry in Path("/proc").iterdir()
-            if entry.name.isdigit() and _parent(int(entry.name)) == postmaster
-        ]
-    except OSError:
-        return []
-    return [postmaster, *children]
+def postmaster_of(backend_pid: int) -> int | None:
+    """The server's postmaster (the parent of one of its backends); None when ``/proc`` cannot tell."""
+    return _parent(backend_pid)
 
 
 def _stat(pid: int) -> list[str]:
@@ -95,27 +86,34 @@ def _parent(pid: int) -> int | None:
     try:
         return int(_stat(pid)[1])
     except (OSError, IndexError, ValueError):
-        return None  # the process ended meanwhile
+        return None  # the process ended meanwhile, or no /proc
 
 
-def server_cpu_seconds(pids: list[int]) -> float:
-    ticks = os.sysconf("SC_CLK_TCK")
+def server_cpu_seconds(postmaster: int | None) -> float:
+    """CPU seconds of the postmaster and its children alive now (found afresh: the pool may reconnect)."""
+    if postmaster is None:
+        return 0.0
     total = 0
-    for pid in pids:
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        pid = int(entry.name)
         try:
             fields = _stat(pid)
-        except OSError:
+            if pid == postmaster or int(fields[1]) == postmaster:
+                total += int(fields[11]) + int(fields[12])
+        except (OSError, IndexError, ValueError):
             continue
-        total += int(fields[11]) + int(fields[12])
-    return total / ticks
+    return total / os.sysconf("SC_CLK_TCK")
 
 
-async def cpu_per_query(named: dict[str, Any], queries: list[str], server: list[int]) -> dict[str, dict[str, float]]:
-    """Median client and server CPU milliseconds per query, per system (interleaved, in rounds of 25)."""
+async def cpu_per_query(named: dict[str, Any], queries: list[str], server: int | None) -> dict[str, dict[str, float]]:
+    """Median client and server CPU milliseconds per query, per system (interleaved, in rounds of 50:
+    the kernel counts CPU in ticks of 10 ms)."""
     client: dict[str, list[float]] = {name: [] for name in named}
     served: dict[str, list[float]] = {name: [] for name in named}
-    for start in range(0, len(queries), 25):
-        batch = queries[start : start + 25]
+    for start in range(0, len(queries), 50):
+        batch = queries[start : start + 50]
         for name, call in named.items():
             began, began_server = time.process_time(), server_cpu_seconds(server)
             for text in batch:
@@ -164,12 +162,12 @@ async def run(args: argparse.Namespace, dsn: str | None) -> dict[str, Any]:
         store, embedder = resources.store, resources.embedder
         assert embedder is not None
         await store.ensure_index(resources.spec)
-        server: list[int] = []
+        server: int | None = None
         if isinstance(store, PostgresVectorStore):
             await quiesce(dsn)
             report["ingest"] = await load(store, ids, texts, args.dim, args.batch)
             async with store.read_router.connection() as conn:
-                server = server_processes(await conn.fetchval("SELECT pg_backend_pid()")) if args.dsn is None else []
+                server = postmaster_of(await conn.fetchval("SELECT pg_backend_pid()")) if args.dsn is None else None
         else:
             report["ingest"] = await _load_memory(store, ids, texts, args.dim, args.batch)
         named = systems(host.services.get(RagRetriever), store, embedder.embed_query)
@@ -177,7 +175,7 @@ async def run(args: argparse.Namespace, dsn: str | None) -> dict[str, Any]:
         latency = await measure(named, queries, args.repeats, 0)
         p50 = {name: values["p50_ms"] for name, values in latency.items()}
         report["latency"] = latency
-        report["cpu_per_query"] = cpu = await cpu_per_query(named, queries[:200], server)
+        report["cpu_per_query"] = cpu = await cpu_per_query(named, queries, server)
         report["floor_ms"] = floors(p50, cpu)
         report["load_average"] = os.getloadavg()
         slower = max(p50["lexical@40"], p50["semantic@40"])
