@@ -202,12 +202,9 @@ class RagRetriever:
     async def _both(
         self, resources: IndexResources, store: LexicalSearch, query: RagQuery, depth: int
     ) -> tuple[list[StoreHit], list[StoreHit]]:
-        # Lexical starts first: it sends its first statement before an in-process embedder (one that
-        # embeds on the event loop) holds the loop, so the query embeds while the store works.
-        # An embedder that awaits (a model in a thread, an HTTP API) overlaps either way.
         async with asyncio.TaskGroup() as group:
-            lexical = group.create_task(self._lexical(store, query, depth))
             semantic = group.create_task(self._semantic(resources, query, depth))
+            lexical = group.create_task(self._lexical(store, query, depth))
         return semantic.result(), lexical.result()
 
     async def _semantic(self, resources: IndexResources, query: RagQuery, depth: int) -> list[StoreHit]:
