@@ -24,34 +24,23 @@ class FusedCandidate:
     ranks: tuple[int | None, ...]  # one entry per input list, one-based, None when absent
 
 
-def reciprocal_rank_fusion(
-    *ranked: Sequence[ChunkKey], k: int = RRF_K, limit: int | None = None
-) -> list[FusedCandidate]:
-    """Fuse ranked lists (best first). Duplicates within one list keep their first rank.
-
-    ``limit``: return only the best ``limit`` candidates (all when ``None``); the order is the same.
-    """
-    if limit is not None and limit < 0:
-        raise ValueError("limit must not be negative.")
+def reciprocal_rank_fusion(*ranked: Sequence[ChunkKey], k: int = RRF_K) -> list[FusedCandidate]:
+    """Fuse ranked lists (best first). Duplicates within one list keep their first rank."""
     positions: dict[ChunkKey, list[int | None]] = {}
     for source, keys in enumerate(ranked):
         for rank, key in enumerate(keys, start=1):
-            slots = positions.get(key)
-            if slots is None:
-                positions[key] = slots = [None] * len(ranked)
+            slots = positions.setdefault(key, [None] * len(ranked))
             if slots[source] is None:
                 slots[source] = rank
-    # The order as one plain tuple per candidate, compared in C rather than through a key function:
-    # (-score, best rank, the ranks with absent ones last, document id, chunk id). The identity is
-    # unique, so the candidate and its ranks after it are never compared.
-    rows = []
-    for key, slots in positions.items():
-        present = [r for r in slots if r is not None]
-        score = sum([1.0 / (k + r) for r in present])
-        ordered = tuple(_ABSENT if r is None else r for r in slots)
-        rows.append((-score, min(present), ordered, key.document_id, key.chunk_id, key, tuple(slots)))
-    rows.sort()
-    return [FusedCandidate(key, -negated, ranks) for negated, _, _, _, _, key, ranks in rows[:limit]]
+    fused = [
+        FusedCandidate(key, sum(1.0 / (k + r) for r in ranks if r is not None), tuple(ranks))
+        for key, ranks in positions.items()
+    ]
+    missing = float("inf")
 
+    def order(item: FusedCandidate) -> tuple[object, ...]:
+        present = [r for r in item.ranks if r is not None]
+        per_source = tuple(missing if r is None else r for r in item.ranks)
+        return (-item.score, min(present), *per_source, item.key.document_id, item.key.chunk_id)
 
-_ABSENT = float("inf")  # an absent rank sorts after every rank a list gives
+    return sorted(fused, key=order)

@@ -149,7 +149,7 @@ class RagRetriever:
         self, resources: IndexResources, query: RagQuery, mode: RagRetrievalMode
     ) -> tuple[list[RagRetrievalHit], RagRetrievalStatistics]:
         if mode is RagRetrievalMode.LEXICAL:
-            lexical = await self._lexical(_require_lexical(resources, query.index_name), query, query.top_k)
+            lexical = await self._lexical(resources, query, query.top_k)
             hits = [_lexical_hit(hit, rank) for rank, hit in enumerate(lexical, start=1)]
             return hits, RagRetrievalStatistics(lexical_candidates=len(lexical))
         if resources.embedder is None:
@@ -166,20 +166,17 @@ class RagRetriever:
         self, resources: IndexResources, query: RagQuery
     ) -> tuple[list[RagRetrievalHit], RagRetrievalStatistics]:
         depth = query.hybrid_depth(self._options.hybrid_candidate_multiplier)
-        store = _require_lexical(resources, query.index_name)
+        _require_lexical(resources, query.index_name)
         # Both sources run concurrently; if either fails the TaskGroup cancels the other and the
         # whole request fails: there is no silent fallback to one source.
-        semantic, lexical = await translated(lambda: self._both(resources, store, query, depth), first_leaf)
+        semantic, lexical = await translated(lambda: self._both(resources, query, depth), first_leaf)
         sem_by_key = {h.key: h for h in semantic}
         lex_by_key = {h.key: h for h in lexical}
         with fusion_span(query.index_name) as span:
-            # Only the hits returned are built (a frozen candidate costs microseconds); every distinct
-            # chunk of either source is a fused candidate.
-            fused = reciprocal_rank_fusion(list(sem_by_key), list(lex_by_key), limit=query.top_k)
-            fused_candidates = len(sem_by_key.keys() | lex_by_key.keys())
-            span.counts(fused_candidates=fused_candidates)
+            fused = reciprocal_rank_fusion(list(sem_by_key), list(lex_by_key))
+            span.counts(fused_candidates=len(fused))
         hits = []
-        for fused_rank, candidate in enumerate(fused, start=1):
+        for fused_rank, candidate in enumerate(fused[: query.top_k], start=1):
             sem_rank, lex_rank = candidate.ranks
             sem = sem_by_key.get(candidate.key)
             lex = lex_by_key.get(candidate.key)
@@ -195,16 +192,16 @@ class RagRetriever:
             assert source is not None
             hits.append(_hit(source, fused_rank, provenance, semantic_scores=sem is not None))
         stats = RagRetrievalStatistics(
-            semantic_candidates=len(semantic), lexical_candidates=len(lexical), fused_candidates=fused_candidates
+            semantic_candidates=len(semantic), lexical_candidates=len(lexical), fused_candidates=len(fused)
         )
         return hits, stats
 
     async def _both(
-        self, resources: IndexResources, store: LexicalSearch, query: RagQuery, depth: int
+        self, resources: IndexResources, query: RagQuery, depth: int
     ) -> tuple[list[StoreHit], list[StoreHit]]:
         async with asyncio.TaskGroup() as group:
             semantic = group.create_task(self._semantic(resources, query, depth))
-            lexical = group.create_task(self._lexical(store, query, depth))
+            lexical = group.create_task(self._lexical(resources, query, depth))
         return semantic.result(), lexical.result()
 
     async def _semantic(self, resources: IndexResources, query: RagQuery, depth: int) -> list[StoreHit]:
@@ -222,7 +219,8 @@ class RagRetriever:
             span.counts(candidates=len(hits))
         return hits
 
-    async def _lexical(self, store: LexicalSearch, query: RagQuery, depth: int) -> list[StoreHit]:
+    async def _lexical(self, resources: IndexResources, query: RagQuery, depth: int) -> list[StoreHit]:
+        store = _require_lexical(resources, query.index_name)
         parsed = parse_lexical_query(query.text)
         with source_span("lexical", query.index_name, depth) as span:
             hits = await translated(

@@ -141,15 +141,3 @@ def test_order_is_total_and_deterministic(first: list[ChunkKey], second: list[Ch
 
     assert [key(f) for f in fused] == sorted(key(f) for f in fused)
     assert [f.score for f in fused] == sorted((f.score for f in fused), reverse=True)
-
-
-@given(ranked, ranked, st.integers(min_value=0, max_value=len(KEYS) + 2))
-def test_a_limit_keeps_the_best_candidates_in_order(first: list[ChunkKey], second: list[ChunkKey], limit: int) -> None:
-    """``limit=n`` is the first n of the whole fusion, scores and ranks included."""
-    assert reciprocal_rank_fusion(first, second, limit=limit) == reciprocal_rank_fusion(first, second)[:limit]
-    assert reciprocal_rank_fusion(first, second, limit=None) == reciprocal_rank_fusion(first, second)
-
-
-def test_a_negative_limit_is_refused() -> None:
-    with pytest.raises(ValueError, match="limit"):
-        reciprocal_rank_fusion(KEYS[:2], limit=-1)
