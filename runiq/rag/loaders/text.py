@@ -8,13 +8,16 @@ from dataclasses import dataclass
 from runiq.rag.loaders.base import LoadedDocument, LoadOptions
 from runiq.rag.loaders.encoding import decode_text
 from runiq.rag.loaders.markdown_headings import markdown_headings
+from runiq.rag.loaders.text_title import plain_text_title
 
 __all__ = ["MarkdownLoader", "PlainTextLoader"]
 
 
 @dataclass(frozen=True, slots=True)
 class PlainTextLoader:
-    """Text as decoded. Register another instance for more text formats:
+    """Text as decoded; the first line is the title when it is laid out as a heading (a short line on
+    its own above the text: :func:`~runiq.rag.loaders.text_title.plain_text_title`). Register another
+    instance for more text formats:
     ``PlainTextLoader("restructuredtext", frozenset({".rst"}), frozenset({"text/x-rst"}))``."""
 
     name: str = "text"
@@ -23,7 +26,7 @@ class PlainTextLoader:
 
     def load(self, data: bytes, *, options: LoadOptions) -> LoadedDocument:
         text, encoding = decode_text(data)
-        return LoadedDocument(text=text, metadata={"encoding": encoding})
+        return LoadedDocument(text=text, title=plain_text_title(text), metadata={"encoding": encoding})
 
 
 @dataclass(frozen=True, slots=True)

@@ -114,6 +114,15 @@ async def test_documents_carry_ids_content_types_and_titles(tmp_path: Path) -> N
     assert by_id["sub/Policy.MD"].title == "Policy"
     assert by_id["notes.txt"].content_type == "text/plain"
     assert by_id["notes.txt"].content == "plain"
+    assert by_id["notes.txt"].title == "notes"  # no heading-like first line: the file name's stem
+
+
+async def test_a_text_file_heading_line_is_its_title(tmp_path: Path) -> None:
+    """A short first line on its own above the text titles a .txt file; a first sentence does not."""
+    _write(tmp_path, "0001.txt", "Remote work policy\n\nStaff may work remotely three days a week.\n")
+    _write(tmp_path, "0002.txt", "Staff may work remotely.\n\nThree days a week.\n")
+    result = await DirectorySource(root=tmp_path).read()
+    assert {d.document_id: d.title for d in result.documents} == {"0001.txt": "Remote work policy", "0002.txt": "0002"}
 
 
 async def test_symlink_escaping_the_root_is_refused(tmp_path: Path) -> None:
