@@ -112,7 +112,7 @@ class IngestionPipeline:
             if new:
                 unique.append(document)
             else:
-                self._tracker.fail(document.document_id, "duplicate_document_id")
+                self._tracker.document_failed(self._name, document.document_id, "duplicate_document_id")
         self._tracker.add(discovered_documents=len(documents))
 
         async def windows() -> AsyncIterator[list[_Incoming]]:
@@ -176,9 +176,9 @@ class IngestionPipeline:
         news = seen.add_all([document_id for document_id, _, _, _ in items])
         for (document_id, item, kind, stamp), new in zip(items, news, strict=True):
             if isinstance(item, SourceFailure):
-                self._tracker.fail(document_id, item.code, kind)
+                self._tracker.document_failed(self._name, document_id, item.code, source_kind=kind)
             elif not new:
-                self._tracker.fail(document_id, "duplicate_document_id", kind)
+                self._tracker.document_failed(self._name, document_id, "duplicate_document_id", source_kind=kind)
             elif item is None:
                 unchanged += 1
             else:

@@ -59,9 +59,12 @@ class ProgressTracker:
         if len(self.failures) < MAX_REPORTED_FAILURES:
             self.failures.append(self.last_failure)
 
-    def document_failed(self, index_name: str, document_id: str, code: str, error: str) -> None:
-        """A document the pipeline could not ingest: logged by hashed id, code and error type only."""
+    def document_failed(
+        self, index_name: str, document_id: str, code: str, error: str | None = None, source_kind: str | None = None
+    ) -> None:
+        """A document the run could not ingest (a source's failure, a duplicate id, or one the pipeline
+        could not prepare, embed or write): logged by hashed id, code and error type only."""
         log.warning(
             "ingestion.document_failed", index=index_name, document=identity_hash(document_id), code=code, error=error
         )
-        self.fail(document_id, code)
+        self.fail(document_id, code, source_kind)
