@@ -23,9 +23,22 @@ __all__ = ["LibraryLogger", "configure_logging", "get_logger"]
 
 
 def get_logger(name: str) -> LibraryLogger:
-    """The logger of a runiq (or runiq plugin) module: ``log = get_logger(__name__)``."""
+    """The logger of a runiq (or runiq plugin) module: ``log = get_logger(__name__)``.
+
+    Loggers are named after the module's public path: a private module's underscore is dropped
+    (``runiq.rag._ingestion.manager`` logs as ``runiq.rag.ingestion.manager``), so the names operators
+    configure do not change when a module is made private.
+    """
+    name = _public_name(name)
     logging.getLogger(name.partition(".")[0]).addHandler(_NULL_HANDLER)  # a no-op once it is there
     return LibraryLogger(name)
+
+
+def _public_name(module: str) -> str:
+    """``module`` without the leading underscore of each private part (``__main__`` is kept)."""
+    return ".".join(
+        part[1:] if part.startswith("_") and not part.startswith("__") else part for part in module.split(".")
+    )
 
 
 _NULL_HANDLER = logging.NullHandler()

@@ -4,6 +4,7 @@ changes structlog's global configuration by itself (issue 28)."""
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import sys
@@ -12,7 +13,7 @@ from pathlib import Path
 import structlog
 from structlog.testing import capture_logs
 
-from runiq.logging import get_logger
+from runiq.logging import _public_name, get_logger
 
 # A host with a lexical in-memory index, started, ingested, queried and stopped: every step logs at info.
 SCRIPT = """
@@ -99,3 +100,24 @@ def test_library_and_plugin_modules_log_only_through_runiq_logging() -> None:
     ]
     assert modules
     assert direct == []
+
+
+def test_a_private_module_logs_under_its_public_name() -> None:
+    """Making a module private does not rename its logger, which operators configure by name."""
+    assert _public_name("runiq.rag._ingestion.manager") == "runiq.rag.ingestion.manager"
+    assert _public_name("runiq.cli.__main__") == "runiq.cli.__main__"
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = records.append  # type: ignore[method-assign]
+    configured = logging.getLogger("runiq.rag.observability")
+    configured.addHandler(handler)
+    configured.setLevel(logging.INFO)
+    saved = structlog.get_config()
+    structlog.reset_defaults()  # unconfigured: events go to the standard-library logger
+    try:
+        get_logger("runiq.rag._observability").info("sample.event")
+    finally:
+        structlog.configure(**saved)
+        configured.removeHandler(handler)
+        configured.setLevel(logging.NOTSET)
+    assert [record.name for record in records] == ["runiq.rag.observability"]
