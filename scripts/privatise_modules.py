@@ -339,7 +339,7 @@ def review(relative: Path, text: str, names: frozenset[str], report: Report) -> 
     """Lines a person should look at: module paths built at run time, and (in plugins, examples and docs)
     imports of a private module, which should go through a face."""
     private_import = re.compile(rf"^\s*(?:from|import)\s+{re.escape(PACKAGE)}\._(?:{'|'.join(names)})\b")
-    public_code = relative.as_posix().startswith(PUBLIC_CODE) and "tests" not in relative.parts
+    public_code = relative.as_posix().startswith(PUBLIC_CODE) and not {"tests", "benchmarks"} & set(relative.parts)
     for number, line in enumerate(text.splitlines(), 1):
         if UNREWRITABLE.search(line) and KEEP_MARKER not in line:
             report.review.append(f"{relative}:{number}: {line.strip()}")
