@@ -25,9 +25,9 @@ __all__ = ["LibraryLogger", "configure_logging", "get_logger"]
 def get_logger(name: str) -> LibraryLogger:
     """The logger of a runiq (or runiq plugin) module: ``log = get_logger(__name__)``.
 
-    Loggers are named after the module's public path: a private module's underscore is dropped
-    (``runiq.rag._ingestion.manager`` logs as ``runiq.rag.ingestion.manager``), so the names operators
-    configure do not change when a module is made private.
+    Loggers are named after the module's public path: a private part loses its underscore (a module
+    ``package._impl.store`` logs as ``package.impl.store``), so the names operators configure do not
+    change when a module is made private.
     """
     name = _public_name(name)
     logging.getLogger(name.partition(".")[0]).addHandler(_NULL_HANDLER)  # a no-op once it is there

@@ -19,7 +19,8 @@ recorded nor a face is renamed too (and named in the output), so a module anothe
 missed. References are found by scanning every file git knows of (tracked, or untracked and not
 ignored), so files the script has never seen are rewritten as well. A second run changes nothing.
 Logger names do not change: :func:`runiq.logging.get_logger` names a logger after its module's public
-path (``runiq.rag._ingestion.manager`` logs as ``runiq.rag.ingestion.manager``).
+path (``runiq.rag._ingestion.manager`` logs as ``runiq.rag.ingestion.manager``), and a name given to
+``get_logger`` or ``logging.getLogger`` as a string is left as it is.
 
 A line containing ``privatise: keep`` is left as it is. What a scan cannot rewrite (a module path
 built at run time, a glob over ``runiq/rag/...``) is printed for a person to check.
@@ -72,6 +73,9 @@ RECORDED = (
 """The modules issue 27 made private (without the underscore). Rewriting their old names stays on for
 every later run, so a branch merged after the rename is brought along."""
 KEEP_MARKER = "privatise: keep"
+LOGGER_FACTORIES = frozenset({"get_logger", "getLogger"})
+LOGGER_NAME = "logger name"
+"""A string passed to a logger factory is a name operators configure, not a module path: left alone."""
 SELF = Path(__file__).resolve()
 GIT = shutil.which("git") or "git"
 
@@ -192,10 +196,16 @@ class Rewriter:
         for line in text.split("\n"):
             rewritten = line
             if KEEP_MARKER not in line:
-                for match in pattern.finditer(line):
-                    where = kinds(offset + match.start()) if kinds else file_kind(relative)
+
+                def replace(match: re.Match[str], base: int = offset) -> str:
+                    where = kinds(base + match.start()) if kinds else file_kind(relative)
+                    if where == LOGGER_NAME:
+                        self.report.counts[f"{kind} left as it is: {where}"] += 1
+                        return match.group(0)
                     self.report.counts[f"{kind}: {where}"] += 1
-                rewritten = pattern.sub(replacement, line)
+                    return match.expand(replacement)
+
+                rewritten = pattern.sub(replace, line)
             out.append(rewritten)
             offset += len(line) + 1
         return "\n".join(out)
@@ -303,6 +313,15 @@ def python_kinds(text: str) -> Callable[[int], str]:
         if isinstance(node, ast.Import | ast.ImportFrom)
         for number in range(node.lineno, (node.end_lineno or node.lineno) + 1)
     }
+    logger_names = [
+        (
+            starts[name.lineno - 1] + name.col_offset,
+            starts[(name.end_lineno or name.lineno) - 1] + (name.end_col_offset or 0),
+        )
+        for call in ast.walk(tree)
+        if isinstance(call, ast.Call) and call_name(call.func) in LOGGER_FACTORIES
+        for name in call.args[:1]
+    ]
     spans = [
         (starts[token.start[0] - 1] + token.start[1], starts[token.end[0] - 1] + token.end[1], token.type)
         for token in tokens
@@ -311,6 +330,8 @@ def python_kinds(text: str) -> Callable[[int], str]:
 
     def kind(offset: int) -> str:
         line = bisect.bisect_right(starts, offset)
+        if any(start <= offset < end for start, end in logger_names):
+            return LOGGER_NAME
         for start, end, token_type in spans:
             if start <= offset < end:
                 if token_type == tokenize.COMMENT:
@@ -319,6 +340,12 @@ def python_kinds(text: str) -> Callable[[int], str]:
         return "python import" if line in import_lines else "python code"
 
     return kind
+
+
+def call_name(function: ast.expr) -> str | None:
+    if isinstance(function, ast.Attribute):
+        return function.attr
+    return function.id if isinstance(function, ast.Name) else None
 
 
 def file_kind(relative: Path) -> str:

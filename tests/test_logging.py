@@ -104,20 +104,20 @@ def test_library_and_plugin_modules_log_only_through_runiq_logging() -> None:
 
 def test_a_private_module_logs_under_its_public_name() -> None:
     """Making a module private does not rename its logger, which operators configure by name."""
-    assert _public_name("runiq.rag._ingestion.manager") == "runiq.rag.ingestion.manager"
+    assert _public_name("runiq_example._impl.store") == "runiq_example.impl.store"
     assert _public_name("runiq.cli.__main__") == "runiq.cli.__main__"
     records: list[logging.LogRecord] = []
     handler = logging.Handler()
     handler.emit = records.append  # type: ignore[method-assign]
-    configured = logging.getLogger("runiq.rag.observability")
+    configured = logging.getLogger("runiq_example.impl")
     configured.addHandler(handler)
     configured.setLevel(logging.INFO)
     saved = structlog.get_config()
     structlog.reset_defaults()  # unconfigured: events go to the standard-library logger
     try:
-        get_logger("runiq.rag._observability").info("sample.event")
+        get_logger("runiq_example._impl").info("sample.event")
     finally:
         structlog.configure(**saved)
         configured.removeHandler(handler)
         configured.setLevel(logging.NOTSET)
-    assert [record.name for record in records] == ["runiq.rag.observability"]
+    assert [record.name for record in records] == ["runiq_example.impl"]
