@@ -417,7 +417,8 @@ def print_report(report: Report, *, dry_run: bool) -> None:
     if report.unrecorded:
         print(f"not in RECORDED, privatised too: {', '.join(report.unrecorded)} (add them to RECORDED or PUBLIC)")
     verb = "would rewrite" if dry_run else "rewrote"
-    print(f"{verb} {sum(report.counts.values())} references in {len(report.files)} files:")
+    rewritten = sum(count for kind, count in report.counts.items() if "left as it is" not in kind)
+    print(f"{verb} {rewritten} references in {len(report.files)} files:")
     for kind, count in sorted(report.counts.items()):
         print(f"  {count:5d}  {kind}")
     if report.review:
