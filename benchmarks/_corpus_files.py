@@ -32,7 +32,7 @@ import numpy as np
 
 from benchmarks._beir import BeirCollection, load_beir
 from runiq.rag import RagDocument
-from runiq.rag.chunking import ChunkingOptions, TextChunker
+from runiq.rag._chunking import ChunkingOptions, TextChunker
 
 __all__ = [
     "chunk_corpus",

@@ -66,7 +66,7 @@ from runiq.rag import (
     RagRetriever,
     add_runiq_rag,
 )
-from runiq.rag.lexical import ENGLISH_STOPWORDS
+from runiq.rag._lexical import ENGLISH_STOPWORDS
 from runiq.rag.providers import EmbeddingClient, EmbeddingInputKind, hookimpl
 
 __all__ = [

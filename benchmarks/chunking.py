@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from semantic_text_splitter import MarkdownSplitter, TextSplitter
 
 from runiq.rag import RagDocument
-from runiq.rag.chunking import ChunkingOptions, MarkdownChunker, TextChunker
+from runiq.rag._chunking import ChunkingOptions, MarkdownChunker, TextChunker
 
 MB = 1 << 20
 _WORDS = ["policy", "remote", "work", "office", "team", "manager", "request", "approval", "travel", "the", "a", "of"]

@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from runiq.rag.sources import DirectorySource
+from runiq.rag._sources import DirectorySource
 
 
 async def _rate(root: Path, pattern: str, repeats: int) -> float:

@@ -21,7 +21,7 @@ Filters (every one through ``RagQuery(filters=...)``, the public API):
 Systems: ``RagRetriever.retrieve`` in LEXICAL and SEMANTIC mode, top 10, for each filter. Timing is
 ``lexical_postgres.measure``: every query through every system in an order that rotates from query
 to query, p50/p95 per repeat, reported as medians over ``--repeats``, after an untimed pass over the
-first 50 queries that also checks every hit against its filter (``runiq.rag.stores.filters.matches``)
+first 50 queries that also checks every hit against its filter (``runiq.rag._stores.filters.matches``)
 and counts queries that returned fewer than 10 hits. Ratios: each filtered p50 over the same mode's
 unfiltered p50.
 """
@@ -50,8 +50,8 @@ from benchmarks.beir_eval import quiet_logging
 from benchmarks.lexical_postgres import INDEX, TOP_K, _host, corpus, load, measure, retrieval
 from benchmarks.postgres_store import quiesce
 from runiq.rag import RagRetrievalMode, RagRetriever
-from runiq.rag.runtime import IndexRuntime
-from runiq.rag.stores.filters import matches, parse_filter
+from runiq.rag._runtime import IndexRuntime
+from runiq.rag._stores.filters import matches, parse_filter
 
 BUCKETS = 10_000
 TEAMS = 100

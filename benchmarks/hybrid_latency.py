@@ -50,10 +50,10 @@ from benchmarks.beir_eval import quiet_logging
 from benchmarks.lexical_postgres import HYBRID_DEPTH, INDEX, TOP_K, _host, corpus, load, measure, retrieval
 from runiq.hosting import HostBuilder
 from runiq.rag import HashingEmbedding, RagRetrievalMode, RagRetriever, add_runiq_rag
-from runiq.rag.embeddings.hashing import HashingEmbedder
-from runiq.rag.lexical import parse_lexical_query
-from runiq.rag.runtime import IndexRuntime
-from runiq.rag.stores.base import DocumentWrite
+from runiq.rag._embeddings.hashing import HashingEmbedder
+from runiq.rag._lexical import parse_lexical_query
+from runiq.rag._runtime import IndexRuntime
+from runiq.rag._stores.base import DocumentWrite
 
 
 def systems(retriever: RagRetriever, store: Any, embed: Callable[[str], Any]) -> dict[str, Any]:

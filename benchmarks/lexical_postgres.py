@@ -62,9 +62,9 @@ from runiq.rag import (
     RagRetriever,
     add_runiq_rag,
 )
-from runiq.rag.embeddings.hashing import HashingEmbedder
-from runiq.rag.lexical import DEFAULT_ANALYZER, analyse_query, parse_lexical_query
-from runiq.rag.runtime import IndexRuntime
+from runiq.rag._embeddings.hashing import HashingEmbedder
+from runiq.rag._lexical import DEFAULT_ANALYZER, analyse_query, parse_lexical_query
+from runiq.rag._runtime import IndexRuntime
 
 INDEX = "cisi"
 TOP_K = 10

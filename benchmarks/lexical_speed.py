@@ -15,7 +15,7 @@ and queried with its questions (all of ``queries.jsonl``, double quotes removed,
 * ``runiq store``: the same index through ``store.lexical_search`` (no retriever: its fixed cost).
 * ``bm25s``: ``bm25s.tokenize(texts, stopwords=...)`` then ``BM25().index``; a query is
   ``bm25s.tokenize([text])`` filtered to the vocabulary and ``retrieve(k=k, n_threads=1)``, with
-  bm25s's English stop words and with runiq's list (``runiq.rag.lexical.ENGLISH_STOPWORDS``).
+  bm25s's English stop words and with runiq's list (``runiq.rag._lexical.ENGLISH_STOPWORDS``).
 
 Per size: queries/s (queries / summed latency) and p50/p95 per query, medians over ``--repeats``
 repeats; each question goes to every system in turn, in an order that rotates, so load from other
@@ -56,7 +56,7 @@ from benchmarks._corpus import load_questions, repeat_with_dropout
 from benchmarks.beir_eval import quiet_logging
 from runiq.hosting import HostBuilder
 from runiq.rag import RagDocument, RagIngestionManager, RagQuery, RagRetrievalMode, RagRetriever, add_runiq_rag
-from runiq.rag.lexical import (
+from runiq.rag._lexical import (
     ENGLISH_STOPWORDS,
     BM25Index,
     BM25Parameters,
@@ -65,9 +65,9 @@ from runiq.rag.lexical import (
     bm25_length_norm,
     bm25_term_score,
 )
-from runiq.rag.lexical.query import MAX_QUERY_TERMS
+from runiq.rag._lexical.query import MAX_QUERY_TERMS
+from runiq.rag._runtime import IndexRuntime
 from runiq.rag.providers import InMemoryVectorStore, StoredDocument, parse_lexical_query
-from runiq.rag.runtime import IndexRuntime
 from runiq.rag.testing import make_chunks
 
 INDEX = "lexical-speed"

@@ -59,7 +59,7 @@ from benchmarks._postgres import postgres_server, quiesce
 from runiq.hosting import HostBuilder
 from runiq.logging import configure_logging
 from runiq.rag import RagIngestionManager, RagIngestionOperation, RagIngestionState, add_runiq_rag
-from runiq.rag.chunking import ChunkingOptions
+from runiq.rag._chunking import ChunkingOptions
 from runiq.rag.providers import EmbeddingInputKind, hookimpl
 from runiq.settings import LoggingSettings
 

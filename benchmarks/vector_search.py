@@ -38,8 +38,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from runiq.rag.stores.base import DistanceMetric, IndexSpec, StoredDocument
-from runiq.rag.stores.memory import InMemoryVectorStore
+from runiq.rag._stores.base import DistanceMetric, IndexSpec, StoredDocument
+from runiq.rag._stores.memory import InMemoryVectorStore
 from runiq.rag.testing import make_chunks
 
 F32 = npt.NDArray[np.float32]

@@ -74,7 +74,7 @@ class ProviderSettings(_Frozen):
 
 class DirectorySourceSettings(_Frozen):
     """``pattern = "*"`` reads every file a registered loader reads; ``max_file_bytes`` unset is the
-    loaders' default (``runiq.rag.loaders.DEFAULT_MAX_FILE_BYTES``)."""
+    loaders' default (``runiq.rag._loaders.DEFAULT_MAX_FILE_BYTES``)."""
 
     path: str
     pattern: str = "*"

@@ -79,8 +79,8 @@ def test_plugins_and_examples_import_only_the_faces() -> None:
 @pytest.mark.parametrize(
     ("source", "problem"),
     [
-        ("from runiq.rag.stores.base import validate_top_k", "runiq.rag.stores.base is not a public face"),
-        ("import runiq.rag.lexical", "runiq.rag.lexical is not a public face"),
+        ("from runiq.rag._stores.base import validate_top_k", "runiq.rag._stores.base is not a public face"),
+        ("import runiq.rag._lexical", "runiq.rag._lexical is not a public face"),
         ("def f():\n    from runiq.plugins.host import PluginHost", "runiq.plugins.host is not a public face"),
         ("from runiq.rag import RagChunk", "runiq.rag does not export RagChunk"),
         ("from runiq.rag.providers import add_runiq_rag", "runiq.rag.providers does not export add_runiq_rag"),

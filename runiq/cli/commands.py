@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from runiq.cli.hosting import cli_host, declared_indexes
 from runiq.cli.output import IndexStatusOutput, IngestOutput, QueryOutput, StatusOutput
 from runiq.cli.render import plain
-from runiq.rag.ingestion.operation import RagIndexReadiness
+from runiq.rag._ingestion.operation import RagIndexReadiness
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -55,7 +55,7 @@ async def query(
 ) -> QueryOutput:
     """Retrieve in this process. An in-memory index lives only in this process, so it is ingested first."""
     from runiq.rag import RagRetriever
-    from runiq.rag.errors import VectorIndexNotFoundError
+    from runiq.rag._errors import VectorIndexNotFoundError
 
     async with cli_host(config) as host:
         retriever = host.services.get(RagRetriever)

@@ -50,7 +50,7 @@ def build_host(config: Path) -> Host:
     """The host a ``runiq.toml`` declares, with installed plugins; logging configured from its settings."""
     from runiq.hosting import HostBuilder
     from runiq.logging import configure_logging
-    from runiq.rag.wiring import add_runiq_rag
+    from runiq.rag._wiring import add_runiq_rag
 
     settings = load_settings(config)
     configure_logging(settings.logging)
@@ -68,7 +68,7 @@ def declared_indexes(config: Path) -> tuple[IndexDefinition, ...]:
     plugins loaded, every plugin's ``runiq_configure_host`` run), without RAG's services: no retrieval,
     ingestion or store module is imported. Nothing here logs, so logging is left unconfigured."""
     from runiq.hosting import HostBuilder
-    from runiq.rag.wiring import declare_runiq_rag
+    from runiq.rag._wiring import declare_runiq_rag
 
     settings = load_settings(config)
 

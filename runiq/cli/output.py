@@ -29,8 +29,8 @@ from runiq.rag import (
     RagRetrievalMode,
     RagRetrievalResult,
 )
-from runiq.rag.retrieval import SourceRank
-from runiq.rag.stores import DistanceMetric
+from runiq.rag._retrieval import SourceRank
+from runiq.rag._stores import DistanceMetric
 
 __all__ = [
     "SCHEMA_DIRECTORY",

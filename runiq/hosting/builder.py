@@ -20,7 +20,7 @@ BUILTINS_NAME = "runiq.builtins"  # block it (RUNIQ_DISABLED_PLUGINS) like any p
 
 def builtin_plugins() -> Mapping[str, object]:
     """runiq's built-in providers as ``PluginHost.create(builtins=...)`` takes them (a host, a Ray worker)."""
-    from runiq.rag import builtins  # runiq.rag imports this module
+    from runiq.rag import _builtins as builtins  # runiq.rag imports this module
 
     return {BUILTINS_NAME: builtins}
 
@@ -52,7 +52,7 @@ class HostBuilder:
         )
         self.providers = ProviderRegistry()
         self.plugins.register_providers(self.providers)
-        from runiq.rag.loaders.registry import LoaderRegistry  # runiq.rag imports this module
+        from runiq.rag._loaders.registry import LoaderRegistry  # runiq.rag imports this module
 
         self.loaders = LoaderRegistry()
         self.plugins.register_loaders(self.loaders)

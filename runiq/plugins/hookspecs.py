@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from runiq.cli.extensions import CommandRegistry
     from runiq.hosting.builder import HostBuilder
     from runiq.plugins.registry import ProviderRegistry
-    from runiq.rag.loaders.registry import LoaderRegistry
+    from runiq.rag._loaders.registry import LoaderRegistry
 
 __all__ = [
     "PROJECT_NAME",

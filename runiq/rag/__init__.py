@@ -29,7 +29,7 @@ if _TYPE_CHECKING:
         RetrievalErrorCode,
         StartupIngestionError,
     )
-    from runiq.rag.context import (
+    from runiq.rag._context import (
         ContextBudget,
         DuplicateFilterOptions,
         GroundingOptions,
@@ -41,10 +41,10 @@ if _TYPE_CHECKING:
         RagNoContextReason,
         RerankingOptions,
     )
-    from runiq.rag.documents import Metadata, MetadataValue, RagDocument
-    from runiq.rag.embeddings import HashingEmbedding
-    from runiq.rag.ingestion.manager import RagIngestionManager
-    from runiq.rag.ingestion.operation import (
+    from runiq.rag._documents import Metadata, MetadataValue, RagDocument
+    from runiq.rag._embeddings import HashingEmbedding
+    from runiq.rag._ingestion.manager import RagIngestionManager
+    from runiq.rag._ingestion.operation import (
         RagDocumentChanges,
         RagIndexReadiness,
         RagIndexStatus,
@@ -56,8 +56,8 @@ if _TYPE_CHECKING:
         RagIngestionState,
         RagIngestionThroughput,
     )
-    from runiq.rag.ingestion.strategies import IngestionBuilder, IngestionStrategyKind
-    from runiq.rag.observability import (
+    from runiq.rag._ingestion.strategies import IngestionBuilder, IngestionStrategyKind
+    from runiq.rag._observability import (
         ContentPreviewOptions,
         IngestionEvent,
         ObservabilitySink,
@@ -66,9 +66,9 @@ if _TYPE_CHECKING:
         RagQueryVisibility,
         RetrievalEvent,
     )
-    from runiq.rag.registration import IndexBuilder, IndexDefinition, IndexRegistry, RagBuilder
-    from runiq.rag.reranking import LexicalOverlapReranking
-    from runiq.rag.retrieval import (
+    from runiq.rag._registration import IndexBuilder, IndexDefinition, IndexRegistry, RagBuilder
+    from runiq.rag._reranking import LexicalOverlapReranking
+    from runiq.rag._retrieval import (
         RagQuery,
         RagRetrievalHit,
         RagRetrievalMode,
@@ -77,9 +77,9 @@ if _TYPE_CHECKING:
         RagRetriever,
         RetrievalOptions,
     )
-    from runiq.rag.retrieval.scope import RetrievalScopeProvider, StaticRetrievalScope
-    from runiq.rag.runtime import IndexRuntime
-    from runiq.rag.wiring import add_runiq_rag
+    from runiq.rag._retrieval.scope import RetrievalScopeProvider, StaticRetrievalScope
+    from runiq.rag._runtime import IndexRuntime
+    from runiq.rag._wiring import add_runiq_rag
 
 __all__ = [
     "ContentPreviewOptions",

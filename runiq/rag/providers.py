@@ -20,11 +20,11 @@ from runiq.rag._lazy import lazy_face as _lazy_face
 if _TYPE_CHECKING:
     from runiq.plugins.hookspecs import hookimpl
     from runiq.plugins.registry import EmptyOptions, ProviderKind, ProviderRegistry
-    from runiq.rag.chunking.context import chunk_indexed_text
-    from runiq.rag.documents import ChunkKey, Metadata, MetadataScalar, MetadataValue, RagChunk, RagDocument
-    from runiq.rag.embeddings import EmbeddingClient, EmbeddingInputKind, HashingEmbedder
-    from runiq.rag.ingestion.operation import RagIngestionOperation, operation_from_record, operation_record
-    from runiq.rag.lexical import (
+    from runiq.rag._chunking.context import chunk_indexed_text
+    from runiq.rag._documents import ChunkKey, Metadata, MetadataScalar, MetadataValue, RagChunk, RagDocument
+    from runiq.rag._embeddings import EmbeddingClient, EmbeddingInputKind, HashingEmbedder
+    from runiq.rag._ingestion.operation import RagIngestionOperation, operation_from_record, operation_record
+    from runiq.rag._lexical import (
         DEFAULT_ANALYZER,
         AnalysedQuery,
         Analyzer,
@@ -38,10 +38,10 @@ if _TYPE_CHECKING:
         parse_lexical_query,
         resolve_stemmer,
     )
-    from runiq.rag.lexical.fragments import identifier_words
-    from runiq.rag.lexical.options import StemmerName, StopwordSetName
-    from runiq.rag.limits import MAX_CANDIDATES
-    from runiq.rag.loaders import (
+    from runiq.rag._lexical.fragments import identifier_words
+    from runiq.rag._lexical.options import StemmerName, StopwordSetName
+    from runiq.rag._limits import MAX_CANDIDATES
+    from runiq.rag._loaders import (
         DocumentLoader,
         DocumentLoadError,
         LoadedDocument,
@@ -58,9 +58,9 @@ if _TYPE_CHECKING:
         parser_failures,
         table_lines,
     )
-    from runiq.rag.observability.identity import identity_hash
-    from runiq.rag.registration import ProviderSelection
-    from runiq.rag.reranking import (
+    from runiq.rag._observability.identity import identity_hash
+    from runiq.rag._registration import ProviderSelection
+    from runiq.rag._reranking import (
         MAX_RERANK_CANDIDATES,
         RagAnswerability,
         RagRerankCandidate,
@@ -76,9 +76,9 @@ if _TYPE_CHECKING:
         ValidatedRerank,
         validate_rerank_response,
     )
-    from runiq.rag.retrieval import reciprocal_rank_fusion
-    from runiq.rag.retrieval.query import MAX_QUERY_CHARACTERS
-    from runiq.rag.sources import (
+    from runiq.rag._retrieval import reciprocal_rank_fusion
+    from runiq.rag._retrieval.query import MAX_QUERY_CHARACTERS
+    from runiq.rag._sources import (
         DocumentSource,
         ReadChooser,
         SourceFailure,
@@ -88,7 +88,7 @@ if _TYPE_CHECKING:
         SourceUnchanged,
         StampedSource,
     )
-    from runiq.rag.stores import (
+    from runiq.rag._stores import (
         BulkDocumentWriter,
         DistanceMetric,
         DocumentCounter,
@@ -104,11 +104,11 @@ if _TYPE_CHECKING:
         VectorStore,
         scoring,
     )
-    from runiq.rag.stores.base import IngestionCoordinator, IngestionHistory, ensure_compatible, validate_top_k
-    from runiq.rag.stores.claims import PartResult, SharedRun, WorkClaims
-    from runiq.rag.stores.filter_tree import And, Compare, Comparison, Exists, FilterNode, Member, Not, Or
-    from runiq.rag.stores.filter_values import DATE_PATTERN, DATETIME_PATTERN, FilterValue, ValueKind
-    from runiq.rag.stores.filters import FilterSpec, matches, parse_filter, validate_filters
+    from runiq.rag._stores.base import IngestionCoordinator, IngestionHistory, ensure_compatible, validate_top_k
+    from runiq.rag._stores.claims import PartResult, SharedRun, WorkClaims
+    from runiq.rag._stores.filter_tree import And, Compare, Comparison, Exists, FilterNode, Member, Not, Or
+    from runiq.rag._stores.filter_values import DATE_PATTERN, DATETIME_PATTERN, FilterValue, ValueKind
+    from runiq.rag._stores.filters import FilterSpec, matches, parse_filter, validate_filters
 
 __all__ = [
     "AnalysedQuery",

@@ -25,8 +25,8 @@ PARSERS = ("bs4", "markdown_it", "charset_normalizer", "openpyxl", "pypdf", "doc
 DEFERRED = (
     "numpy",
     "croniter",
-    "runiq.rag.stores.memory",
-    "runiq.rag.lexical.engine",
+    "runiq.rag._stores.memory",
+    "runiq.rag._lexical.engine",
     "runiq_postgresql.store",
     "runiq_rerank_http.transport",
     "runiq_ray.embedder",
@@ -37,11 +37,11 @@ DEFERRED = (
 # runtime, context assembly), dependency-injector with PyYAML, and structlog with rich's traceback
 # and attrs (loggers import it on their first event; status logs nothing and configures no logging).
 NOT_FOR_STATUS = (
-    "runiq.rag.ingestion.manager",
-    "runiq.rag.ingestion.pipeline",
-    "runiq.rag.ingestion.lifecycle",
-    "runiq.rag.runtime",
-    "runiq.rag.context",
+    "runiq.rag._ingestion.manager",
+    "runiq.rag._ingestion.pipeline",
+    "runiq.rag._ingestion.lifecycle",
+    "runiq.rag._runtime",
+    "runiq.rag._context",
     "dependency_injector",
     "yaml",
     "structlog",

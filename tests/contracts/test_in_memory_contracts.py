@@ -7,7 +7,7 @@ from contextlib import AbstractAsyncContextManager, nullcontext
 
 import pytest
 
-from runiq.rag.lexical import LexicalOptions
+from runiq.rag._lexical import LexicalOptions
 from runiq.rag.providers import HashingEmbedder, InMemoryVectorStore, VectorStore
 from runiq.rag.testing import (
     EmbeddingClientContract,

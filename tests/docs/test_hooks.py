@@ -21,7 +21,7 @@ from runiq.rag import (
     RagRetriever,
     add_runiq_rag,
 )
-from runiq.rag.loaders import LoaderRegistry, PlainTextLoader
+from runiq.rag._loaders import LoaderRegistry, PlainTextLoader
 from runiq.rag.providers import HashingEmbedder, InMemoryVectorStore, ProviderKind
 
 

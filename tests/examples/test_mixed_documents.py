@@ -10,7 +10,7 @@ from types import ModuleType
 import runiq_documents.plugin
 
 from runiq.hosting import HostBuilder
-from runiq.rag.loaders import LoaderPool
+from runiq.rag._loaders import LoaderPool
 
 SCRIPT = Path(__file__).resolve().parents[2] / "examples" / "mixed-documents" / "make_documents.py"
 POLICY = "Travel expenses above 500 EUR need manager approval before booking."

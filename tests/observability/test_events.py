@@ -23,7 +23,7 @@ from runiq.rag import (
     RetrievalEvent,
     add_runiq_rag,
 )
-from runiq.rag.observability import ObservabilityRecorder
+from runiq.rag._observability import ObservabilityRecorder
 from runiq.rag.testing import CANARY
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from runiq.rag import ContentPreviewOptions, RagConfigurationError, RagObservabilityOptions, RagQueryVisibility
-from runiq.rag.observability import (
+from runiq.rag._observability import (
     DefaultObservabilityRedactor,
     ObservabilityProjector,
     RagObservabilityValueKind,

@@ -8,8 +8,8 @@ import time
 import pytest
 
 from runiq.rag import RagObservabilityOptions
-from runiq.rag.observability import DefaultObservabilityRedactor, ObservabilityProjector, RagObservabilityValueKind
-from runiq.rag.observability.projection import ELLIPSIS, REDACTION_MARGIN, bounded_prefix
+from runiq.rag._observability import DefaultObservabilityRedactor, ObservabilityProjector, RagObservabilityValueKind
+from runiq.rag._observability.projection import ELLIPSIS, REDACTION_MARGIN, bounded_prefix
 
 SIZE = 64 * 1024
 # Shapes that made the old patterns backtrack: e-mail and URL runs without '@' or '://' (quadratic),

@@ -16,7 +16,7 @@ import pytest
 
 from runiq.hosting import Host, HostBuilder
 from runiq.rag import IndexBuilder, RagBuilder, RagDocument, add_runiq_rag
-from runiq.rag.embeddings.base import FloatMatrix
+from runiq.rag._embeddings.base import FloatMatrix
 from runiq.rag.providers import (
     EmbeddingInputKind,
     HashingEmbedder,

@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from runiq.rag import RagDocument, RagValidationError
-from runiq.rag.documents import chunk_id_for, freeze_metadata
+from runiq.rag._documents import chunk_id_for, freeze_metadata
 from runiq.rag.providers import ChunkKey, RagChunk
 
 

@@ -16,13 +16,13 @@ import structlog
 import structlog.testing
 
 from runiq.rag import RagQuery, RagRetrievalHit, RagRetrievalMode, RagRetrievalProvenance, RagRetrievalResult
-from runiq.rag.reranking import (
+from runiq.rag._reranking import (
     RagAnswerability,
     RagRerankCandidateResult,
     RagRerankRequest,
     RagRerankResponse,
 )
-from runiq.rag.retrieval import RagRetrievalStatistics, SourceRank
+from runiq.rag._retrieval import RagRetrievalStatistics, SourceRank
 from runiq.rag.testing import CANARY
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from runiq.rag import RagRetrievalMode
-from runiq.rag.context import (
+from runiq.rag._context import (
     ContextBudget,
     DuplicateFilterOptions,
     NullRelevancePolicy,

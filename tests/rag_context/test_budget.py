@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from runiq.rag.context import (
+from runiq.rag._context import (
     ContextBudget,
     ContextBudgetUnit,
     RagContextAssembler,

@@ -23,7 +23,7 @@ from runiq.rag import (
     RagRetriever,
     add_runiq_rag,
 )
-from runiq.rag.context import (
+from runiq.rag._context import (
     ContextBudget,
     ContextBudgetUnit,
     GroundingOptions,
@@ -32,7 +32,7 @@ from runiq.rag.context import (
     RerankerFailurePolicy,
     RerankingOptions,
 )
-from runiq.rag.reranking import RagAnswerability, RerankerRegistration, RerankingFailedError, index_reranker_resolver
+from runiq.rag._reranking import RagAnswerability, RerankerRegistration, RerankingFailedError, index_reranker_resolver
 from runiq.rag.testing import CANARY
 
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from runiq.rag.context import RagContextAssembler, RagContextOptions, RerankerFailurePolicy, RerankingOptions
-from runiq.rag.reranking import RerankerRegistration, RerankingFailedError, RerankingFailureCode
+from runiq.rag._context import RagContextAssembler, RagContextOptions, RerankerFailurePolicy, RerankingOptions
+from runiq.rag._reranking import RerankerRegistration, RerankingFailedError, RerankingFailureCode
 from runiq.rag.testing import CANARY
 from runiq.rag.testing.chains import assert_content_free
 

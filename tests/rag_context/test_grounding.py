@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from runiq.rag.context import (
+from runiq.rag._context import (
     GroundingOptions,
     RagContextAssembler,
     RagContextOptions,
@@ -17,7 +17,7 @@ from runiq.rag.context import (
     RagRerankingOutcome,
     RerankingOptions,
 )
-from runiq.rag.reranking import RagAnswerability
+from runiq.rag._reranking import RagAnswerability
 
 A, N, U = RagAnswerability.ANSWERABLE, RagAnswerability.NOT_ANSWERABLE, RagAnswerability.UNKNOWN
 

@@ -19,9 +19,8 @@ from runiq.rag import (
     RagRetriever,
     add_runiq_rag,
 )
-from runiq.rag.context import RagContextAssembler, RagContextOptions, RagContextOutcome, RerankingOptions
-from runiq.rag.providers import ProviderKind
-from runiq.rag.reranking import (
+from runiq.rag._context import RagContextAssembler, RagContextOptions, RagContextOutcome, RerankingOptions
+from runiq.rag._reranking import (
     LexicalOverlapReranker,
     LexicalOverlapReranking,
     RagAnswerability,
@@ -30,6 +29,7 @@ from runiq.rag.reranking import (
     RerankerRegistration,
     index_reranker_resolver,
 )
+from runiq.rag.providers import ProviderKind
 from runiq.rag.testing.reranker_contract import RerankerContract
 
 A, N, U = RagAnswerability.ANSWERABLE, RagAnswerability.NOT_ANSWERABLE, RagAnswerability.UNKNOWN

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from runiq.rag import RagConfigurationError
-from runiq.rag.context import (
+from runiq.rag._context import (
     ContextBudget,
     ContextBudgetUnit,
     DuplicateFilterOptions,

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from runiq.rag.context import (
+from runiq.rag._context import (
     ContextBudget,
     ContextBudgetUnit,
     RagContextAssembler,
@@ -22,7 +22,7 @@ from runiq.rag.context import (
     RerankerFailurePolicy,
     RerankingOptions,
 )
-from runiq.rag.reranking import (
+from runiq.rag._reranking import (
     RagAnswerability,
     RagRerankCandidateResult,
     RagRerankRequest,

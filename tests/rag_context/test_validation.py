@@ -9,8 +9,7 @@ import pytest
 
 from runiq.errors import ProviderError, ProviderResponseError
 from runiq.rag import RagValidationError
-from runiq.rag.providers import ChunkKey
-from runiq.rag.reranking import (
+from runiq.rag._reranking import (
     MAX_RERANK_CANDIDATES,
     RagAnswerability,
     RagRerankCandidate,
@@ -22,6 +21,7 @@ from runiq.rag.reranking import (
     RerankResponseViolation,
     validate_rerank_response,
 )
+from runiq.rag.providers import ChunkKey
 
 
 def candidate(doc: str = "a", rank: int = 1, **changes: Any) -> RagRerankCandidate:

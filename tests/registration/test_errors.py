@@ -20,7 +20,7 @@ from runiq.rag import (
     RagError,
     add_runiq_rag,
 )
-from runiq.rag.ingestion.strategies import IngestionStrategy
+from runiq.rag._ingestion.strategies import IngestionStrategy
 from runiq.rag.testing.chains import assert_content_free
 
 SECRET = "sk-live-CANARY-5f0e9d8c7b6a"

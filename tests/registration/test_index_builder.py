@@ -20,12 +20,12 @@ from runiq.rag import (
     RagDocument,
     RagRetrievalMode,
 )
-from runiq.rag.builtins import HashingOptions
-from runiq.rag.chunking import ChunkingOptions
-from runiq.rag.ingestion.strategies import IngestionStrategy
+from runiq.rag._builtins import HashingOptions
+from runiq.rag._chunking import ChunkingOptions
+from runiq.rag._ingestion.strategies import IngestionStrategy
+from runiq.rag._sources import DirectorySource, InMemorySource
+from runiq.rag._stores import InMemoryVectorStoreSelection
 from runiq.rag.providers import DistanceMetric, ProviderKind
-from runiq.rag.sources import DirectorySource, InMemorySource
-from runiq.rag.stores import InMemoryVectorStoreSelection
 
 Configure = Callable[[IndexBuilder], object]
 

@@ -30,8 +30,8 @@ from runiq.rag import (
     StartupIngestionError,
     add_runiq_rag,
 )
+from runiq.rag._sources import InMemorySource
 from runiq.rag.providers import SourceItem
-from runiq.rag.sources import InMemorySource
 
 
 class StoreFactoryCalled(RuntimeError):

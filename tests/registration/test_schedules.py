@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 import pytest
 
 from runiq.rag import IngestionBuilder, IngestionStrategyKind, RagConfigurationError
-from runiq.rag.ingestion.scheduler import next_fire_time
-from runiq.rag.ingestion.strategies import IngestionStrategy, normalise_schedule
+from runiq.rag._ingestion.scheduler import next_fire_time
+from runiq.rag._ingestion.strategies import IngestionStrategy, normalise_schedule
 from runiq.settings import RuniqSettings
 
 # The rejected examples listed in reference-behaviours §2.14, then bounds and syntax beyond them.

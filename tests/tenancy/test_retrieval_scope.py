@@ -19,7 +19,7 @@ from runiq.rag import (
     RagRetriever,
     add_runiq_rag,
 )
-from runiq.rag.retrieval.scope import ScopeConflict, StaticRetrievalScope, merge_scope
+from runiq.rag._retrieval.scope import ScopeConflict, StaticRetrievalScope, merge_scope
 
 CURRENT_TENANT: ContextVar[str] = ContextVar("tenant")
 

@@ -20,8 +20,8 @@ from runiq.rag import (
     RagIngestionReason,
     RagIngestionState,
 )
+from runiq.rag._stores import StoreHealth
 from runiq.rag.providers import InMemoryVectorStore, identity_hash
-from runiq.rag.stores import StoreHealth
 from runiq.rag.testing import CANARY
 from runiq_dashboard import DashboardCredential, DashboardOptions, DashboardRole, create_dashboard_app, projection
 from runiq_dashboard.progress_clock import MAX_TRACKED, ProgressClock

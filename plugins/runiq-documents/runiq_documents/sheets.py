@@ -1,7 +1,7 @@
 """XLSX: each sheet a heading (its name, so chunks get it as their ``section``), each row one line of
 ``Column: value`` pairs named by the sheet's first row (openpyxl, MIT, read-only and cached values:
 no formula is evaluated). openpyxl parses through defusedxml when it is installed (a dependency of
-this distribution), and :func:`runiq.rag.loaders.open_zip` checks the package first.
+this distribution), and :func:`runiq.rag._loaders.open_zip` checks the package first.
 """
 
 from __future__ import annotations

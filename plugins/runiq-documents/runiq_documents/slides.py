@@ -1,7 +1,7 @@
 """PPTX: one page per slide, joined by a form feed (python-pptx, MIT), so chunks get the slide number
 as their ``page``. The slide title is a heading; text boxes, tables (one ``Column: value`` line per row),
 grouped shapes and the speaker notes follow in shape order. The package is checked by
-:func:`runiq.rag.loaders.open_zip` first.
+:func:`runiq.rag._loaders.open_zip` first.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Paragraphs styled ``Title`` or ``Heading N`` become headings (so chunks get a ``section``), tables
 become one ``Column: value`` line per row, page headers and footers are left out. The package is
-checked by :func:`runiq.rag.loaders.open_zip` first (unpacked size, DTDs, encryption).
+checked by :func:`runiq.rag._loaders.open_zip` first (unpacked size, DTDs, encryption).
 """
 
 from __future__ import annotations

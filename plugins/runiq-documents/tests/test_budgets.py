@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import pytest
 import pytest_asyncio
 
-from runiq.rag.loaders import DocumentLoader, DocumentLoadError, LoadBudget, LoaderPool, LoadFailureCode, LoadOptions
+from runiq.rag._loaders import DocumentLoader, DocumentLoadError, LoadBudget, LoaderPool, LoadFailureCode, LoadOptions
 from runiq_documents import DocxLoader, PdfLoader
 from runiq_documents.samples import pdf_bytes
 

@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from runiq.rag.loaders import DocumentLoader
+from runiq.rag._loaders import DocumentLoader
 from runiq.rag.testing import CANARY, LoaderContract
 from runiq_documents import DocxLoader, PdfLoader, PptxLoader, XlsxLoader
 from runiq_documents.samples import docx_bytes, pdf_bytes, pptx_bytes, xlsx_bytes

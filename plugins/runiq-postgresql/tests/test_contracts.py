@@ -7,7 +7,7 @@ from contextlib import AbstractAsyncContextManager
 
 import pytest
 
-from runiq.rag.lexical import LexicalOptions
+from runiq.rag._lexical import LexicalOptions
 from runiq.rag.testing import LexicalAnalyzerContract, LexicalSearchContract, VectorStoreContract
 from runiq_postgresql import PostgresStoreOptions, PostgresVectorStore
 

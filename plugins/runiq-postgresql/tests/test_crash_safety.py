@@ -21,7 +21,7 @@ from pathlib import Path
 import asyncpg
 
 from runiq.rag import RagDocument
-from runiq.rag.chunking import ChunkingOptions, TextChunker
+from runiq.rag._chunking import ChunkingOptions, TextChunker
 
 DOCUMENTS = 240
 TRIALS = 20
@@ -31,7 +31,7 @@ CHILD = textwrap.dedent(
     import runiq_postgresql.plugin
     from runiq.hosting import HostBuilder
     from runiq.rag import HashingEmbedding, RagDocument, RagIngestionManager, add_runiq_rag
-    from runiq.rag.ingestion import pipeline
+    from runiq.rag._ingestion import pipeline
     from runiq_postgresql import PostgresVectorStorage
 
     # Small writes: a run is many bulk writes of several documents each (one transaction per write),

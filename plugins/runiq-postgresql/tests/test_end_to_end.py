@@ -22,7 +22,7 @@ from runiq.rag import (
     RagRetriever,
     add_runiq_rag,
 )
-from runiq.rag.limits import MAX_CANDIDATES
+from runiq.rag._limits import MAX_CANDIDATES
 from runiq_postgresql import PostgresVectorStorage, use_postgresql_vector_store
 
 IDENTIFIER_QUERIES = {
@@ -251,7 +251,7 @@ async def test_filter_operators_work_and_unknown_ones_are_validation_errors(pg_s
 async def test_pages_and_offsets_survive_the_round_trip(postgres_dsn: str, schema: str) -> None:
     """A paged document's chunks keep page and start/end offsets through PostgreSQL: every hit of every
     mode carries them, they slice the extracted text to the hit's content, and 'page' filters."""
-    from runiq.rag.loaders import LoadedDocument
+    from runiq.rag._loaders import LoadedDocument
 
     loaded = LoadedDocument.from_pages(
         ["Introduction to the handbook and its purpose.", "Approval: expenses above 500 EUR need a manager."]

@@ -2,7 +2,7 @@
 
 Each test runs the compiled condition directly (``SELECT id FROM t WHERE <condition>``) on a scratch
 table with a ``jsonb`` column and the store's GIN index, and compares with
-``runiq.rag.stores.filters.matches`` over the same metadata.
+``runiq.rag._stores.filters.matches`` over the same metadata.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 
 import runiq_postgresql.filter_sql as filter_sql_module
 from runiq.rag import RagValidationError
-from runiq.rag.stores.filter_tree import And, Compare, Comparison, Exists
-from runiq.rag.stores.filter_values import date_key, datetime_key, filter_value
-from runiq.rag.stores.filters import matches, parse_filter
+from runiq.rag._stores.filter_tree import And, Compare, Comparison, Exists
+from runiq.rag._stores.filter_values import date_key, datetime_key, filter_value
+from runiq.rag._stores.filters import matches, parse_filter
 from runiq.rag.testing import CANARY
 from runiq.rag.testing.filter_cases import FILTER_CASES, FILTER_ROWS, HOSTILE_FILTERS
 from runiq.rag.testing.filter_strategies import date_texts, datetime_texts, filters, metadata_rows

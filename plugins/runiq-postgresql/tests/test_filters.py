@@ -36,8 +36,8 @@ from runiq.rag import (
     StaticRetrievalScope,
     add_runiq_rag,
 )
+from runiq.rag._stores.filters import MAX_FILTER_CONDITIONS, matches, parse_filter
 from runiq.rag.providers import IndexSpec, StoredDocument, parse_lexical_query
-from runiq.rag.stores.filters import MAX_FILTER_CONDITIONS, matches, parse_filter
 from runiq.rag.testing import CANARY, MetadataFilterContract, make_chunks
 from runiq.rag.testing.filter_cases import FILTER_CASES, FILTER_ROWS, INJECTION_KEY
 from runiq_postgresql import PostgresStoreOptions, PostgresVectorStorage, PostgresVectorStore

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from runiq.rag.stores.base import IngestionCoordinator
+from runiq.rag._stores.base import IngestionCoordinator
 from runiq_postgresql.settings import PostgresStoreOptions
 from runiq_postgresql.store import PostgresVectorStore
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from runiq.rag.lexical import DEFAULT_ANALYZER, Analyzer, LexicalOptions, analyse_query, tokenize
-from runiq.rag.lexical.fragments import identifier_words
+from runiq.rag._lexical import DEFAULT_ANALYZER, Analyzer, LexicalOptions, analyse_query, tokenize
+from runiq.rag._lexical.fragments import identifier_words
 from runiq.rag.providers import parse_lexical_query
 from runiq_postgresql.lexical import (
     QueryTerms,

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from runiq.rag.lexical import DEFAULT_ANALYZER, AnalysedQuery, BM25Index
+from runiq.rag._lexical import DEFAULT_ANALYZER, AnalysedQuery, BM25Index
 from runiq_postgresql.lexical import slice_terms
 from runiq_postgresql.postings import Blocks, PostingsBuffer, gather
 from runiq_postgresql.ranking import Candidates, batches, score

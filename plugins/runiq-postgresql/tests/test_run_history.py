@@ -13,7 +13,7 @@ from runiq.rag import (
     RagIngestionState,
     add_runiq_rag,
 )
-from runiq.rag.stores import StoreHealth
+from runiq.rag._stores import StoreHealth
 from runiq.rag.testing import CANARY
 
 

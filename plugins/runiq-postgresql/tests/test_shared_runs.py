@@ -26,7 +26,7 @@ from runiq.rag import (
     RagIngestionState,
     add_runiq_rag,
 )
-from runiq.rag.ingestion.strategies import IngestionBuilder
+from runiq.rag._ingestion.strategies import IngestionBuilder
 from runiq.rag.providers import hookimpl
 from runiq.rag.testing import SlowEmbedder
 

@@ -19,7 +19,7 @@ TEXTS = {
 }
 # Each fragment's tokens match no chunk ("q7-z": its parts are single characters, which are not
 # indexed; "ame.c"/"ame"), so only the substring path can find it. The rule is the core's
-# (runiq.rag.lexical.fragments): one word holding a digit or a mark.
+# (runiq.rag._lexical.fragments): one word holding a digit or a mark.
 FRAGMENTS = ["Q7-Z", "ame.c"]
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from structlog.testing import capture_logs
 
-from runiq.rag.lexical.options import LexicalOptions
+from runiq.rag._lexical.options import LexicalOptions
 from runiq.rag.providers import IndexSpec, StoredDocument, parse_lexical_query
 from runiq.rag.testing import CANARY, make_chunks
 from runiq_postgresql import PostgresStoreOptions, PostgresVectorStore

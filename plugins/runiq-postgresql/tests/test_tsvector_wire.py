@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from runiq.rag.lexical import LexicalOptions
+from runiq.rag._lexical import LexicalOptions
 from runiq_postgresql import PostgresVectorStore
 from runiq_postgresql.lexical import chunk_terms, tsvector_literal
 

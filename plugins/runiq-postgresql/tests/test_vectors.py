@@ -10,7 +10,7 @@ import pytest
 
 from runiq.errors import VectorDimensionMismatchError
 from runiq.rag import RagValidationError
-from runiq.rag.documents import RagChunk
+from runiq.rag._documents import RagChunk
 from runiq.rag.providers import DistanceMetric, IndexSpec, StoredDocument, parse_lexical_query
 from runiq.rag.testing import make_chunks
 from runiq_postgresql import PostgresStoreOptions, PostgresVectorStore

@@ -12,8 +12,8 @@ import asyncpg
 import pytest
 
 from runiq.errors import VectorIndexNotFoundError
+from runiq.rag._stores.claims import SharedRun, WorkClaims
 from runiq.rag.providers import DistanceMetric, IndexSpec
-from runiq.rag.stores.claims import SharedRun, WorkClaims
 from runiq_postgresql.settings import PostgresStoreOptions
 from runiq_postgresql.store import PostgresVectorStore
 

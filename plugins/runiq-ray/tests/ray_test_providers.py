@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel
 from runiq.errors import ProviderUnavailableError
-from runiq.rag.embeddings.hashing import HashingEmbedder
+from runiq.rag._embeddings.hashing import HashingEmbedder
 from runiq.rag.providers import EmbeddingInputKind, ProviderRegistry, hookimpl
 from runiq.rag.testing import CANARY
 

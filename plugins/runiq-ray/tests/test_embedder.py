@@ -11,7 +11,7 @@ import pytest
 import pytest_asyncio
 from runiq.errors import ProviderError
 from runiq.rag import HashingEmbedding, RagConfigurationError
-from runiq.rag.embeddings.hashing import HashingEmbedder
+from runiq.rag._embeddings.hashing import HashingEmbedder
 from runiq.rag.providers import EmbeddingClient, EmbeddingInputKind
 from runiq.rag.testing import CANARY, EmbeddingClientContract
 from runiq.rag.testing.chains import assert_content_free

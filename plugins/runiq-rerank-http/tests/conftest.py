@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from runiq.rag._reranking import LexicalOverlapReranker
 from runiq.rag.providers import RagRerankCandidate, RagRerankRequest
-from runiq.rag.reranking import LexicalOverlapReranker
 from runiq.rag.testing import CANARY
 from runiq.rag.testing.loopback import Reply, ScriptedFakeServer, serve_on_loopback
 from starlette.applications import Starlette

@@ -24,7 +24,7 @@ from runiq.rag import (
     RagRetriever,
     add_runiq_rag,
 )
-from runiq.rag.context import (
+from runiq.rag._context import (
     RagContextAssembler,
     RagContextOptions,
     RagContextOutcome,
@@ -32,13 +32,13 @@ from runiq.rag.context import (
     RerankerFailurePolicy,
     RerankingOptions,
 )
-from runiq.rag.providers import ProviderKind
-from runiq.rag.reranking import (
+from runiq.rag._reranking import (
     RerankerNotApprovedError,
     RerankingFailedError,
     RerankingFailureCode,
     index_reranker_resolver,
 )
+from runiq.rag.providers import ProviderKind
 
 import runiq_rerank_http.plugin
 from runiq_rerank_http import HttpReranking, RerankBackend

@@ -17,8 +17,8 @@ from runiq.rag import (
     RagRetriever,
     add_runiq_rag,
 )
-from runiq.rag.context import RagContextAssembler, RagContextOptions, RagRerankingOutcome, RerankingOptions
-from runiq.rag.reranking import RerankingFailureCode, index_reranker_resolver
+from runiq.rag._context import RagContextAssembler, RagContextOptions, RagRerankingOutcome, RerankingOptions
+from runiq.rag._reranking import RerankingFailureCode, index_reranker_resolver
 from runiq.rag.testing.chains import assert_content_free
 
 import runiq_rerank_http.plugin

@@ -22,8 +22,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 from runiq.rag import RagDocument
-from runiq.rag.chunking import ChunkingOptions, TextChunker
-from runiq.rag.embeddings import EmbeddingBatcher
+from runiq.rag._chunking import ChunkingOptions, TextChunker
+from runiq.rag._embeddings import EmbeddingBatcher
 from runiq.rag.providers import EmbeddingInputKind
 
 from runiq_sentence_transformers import (

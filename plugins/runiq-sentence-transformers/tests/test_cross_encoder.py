@@ -34,9 +34,9 @@ from runiq.rag import (
     RagRetriever,
     add_runiq_rag,
 )
-from runiq.rag.context import RagContextAssembler, RagContextOptions, RagRerankingOutcome, RerankingOptions
+from runiq.rag._context import RagContextAssembler, RagContextOptions, RagRerankingOutcome, RerankingOptions
+from runiq.rag._reranking import index_reranker_resolver
 from runiq.rag.providers import ProviderKind, RagAnswerability, RagRerankCandidate, RagReranker, RagRerankRequest
-from runiq.rag.reranking import index_reranker_resolver
 from runiq.rag.testing.reranker_contract import RerankerContract
 
 import runiq_sentence_transformers.plugin

@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from runiq.rag.documents import RagChunk, chunk_id_for
-from runiq.rag.stores.base import StoredDocument
+from runiq.rag._documents import RagChunk, chunk_id_for
+from runiq.rag._stores.base import StoredDocument
 
 __all__ = ["index_name", "stored_document", "text_chunk", "vectors"]
 

@@ -14,9 +14,9 @@ from runiq.errors import (
     VectorDimensionMismatchError,
     VectorIndexNotFoundError,
 )
-from runiq.rag.embeddings.base import EmbeddingClient, EmbeddingInputKind
-from runiq.rag.limits import MAX_CANDIDATES
-from runiq.rag.stores.base import (
+from runiq.rag._embeddings.base import EmbeddingClient, EmbeddingInputKind
+from runiq.rag._limits import MAX_CANDIDATES
+from runiq.rag._stores.base import (
     BulkDocumentWriter,
     DistanceMetric,
     DocumentCounter,
@@ -275,7 +275,7 @@ class VectorStoreContract:
         assert dict(hit.metadata) == {"title": "Remote work", "year": 2024, "draft": False}
         assert await store.search(name, np.array([1, 0, 0], dtype=np.float32), top_k=1, filters={"year": 2024})
 
-    # -- filter equality (runiq.rag.stores.filters): one definition, every store -------------------
+    # -- filter equality (runiq.rag._stores.filters): one definition, every store -------------------
 
     async def _metadata_index(self, store: VectorStore, *metadata: dict[str, Any]) -> str:
         """One document whose chunk i (``d#i``) carries ``metadata[i]``; every chunk has the same vector."""

@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from pydantic import SecretStr
 
 from runiq.errors import ProviderUnavailableError
-from runiq.rag.documents import RagChunk, chunk_id_for
-from runiq.rag.embeddings.base import EmbeddingInputKind, FloatMatrix
-from runiq.rag.embeddings.hashing import HashingEmbedder
+from runiq.rag._documents import RagChunk, chunk_id_for
+from runiq.rag._embeddings.base import EmbeddingInputKind, FloatMatrix
+from runiq.rag._embeddings.hashing import HashingEmbedder
 
 __all__ = ["CANARY", "CountingSecretProvider", "FailingEmbedder", "SlowEmbedder", "UnavailableEmbedder", "make_chunks"]
 

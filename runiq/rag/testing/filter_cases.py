@@ -2,8 +2,8 @@
 
 Plain data (no pytest), so a store's own tests (a SQL compiler's, say) can run the same cases.
 ``FILTER_ROWS[i]`` is chunk ``d#i``'s metadata; each :data:`FILTER_CASES` entry names the rows its
-filter matches under :mod:`runiq.rag.stores.filters`. :func:`random_filter` draws filters over the
-same keys and values for agreement tests against the reference :func:`~runiq.rag.stores.filters.matches`.
+filter matches under :mod:`runiq.rag._stores.filters`. :func:`random_filter` draws filters over the
+same keys and values for agreement tests against the reference :func:`~runiq.rag._stores.filters.matches`.
 """
 
 from __future__ import annotations

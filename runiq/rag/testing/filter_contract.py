@@ -1,9 +1,9 @@
-"""``MetadataFilterContract``: the filter language (:mod:`runiq.rag.stores.filters`) in a store.
+"""``MetadataFilterContract``: the filter language (:mod:`runiq.rag._stores.filters`) in a store.
 
 Every operator, list-valued metadata, typed dates, ``$and``/``$or``/``$not``, a retrieval scope that
 no ``$or`` widens, and hostile filters rejected before any backend work, each checked against the
 expected rows and against the reference evaluation
-(:func:`~runiq.rag.stores.filters.matches`). Lexical search, when the store offers it, must filter
+(:func:`~runiq.rag._stores.filters.matches`). Lexical search, when the store offers it, must filter
 the same way. The rows and cases are :mod:`runiq.rag.testing.filter_cases`.
 """
 
@@ -19,11 +19,11 @@ import numpy as np
 import pytest
 
 from runiq.errors import RagValidationError
-from runiq.rag.documents import RagChunk, chunk_id_for
-from runiq.rag.lexical.query import parse_lexical_query
-from runiq.rag.retrieval.scope import ScopeConflict, merge_scope
-from runiq.rag.stores.base import IndexSpec, LexicalSearch, StoredDocument, VectorStore
-from runiq.rag.stores.filters import MAX_FILTER_DEPTH, MAX_FILTER_IN_VALUES, matches, parse_filter
+from runiq.rag._documents import RagChunk, chunk_id_for
+from runiq.rag._lexical.query import parse_lexical_query
+from runiq.rag._retrieval.scope import ScopeConflict, merge_scope
+from runiq.rag._stores.base import IndexSpec, LexicalSearch, StoredDocument, VectorStore
+from runiq.rag._stores.filters import MAX_FILTER_DEPTH, MAX_FILTER_IN_VALUES, matches, parse_filter
 from runiq.rag.testing.fakes import CANARY
 from runiq.rag.testing.filter_cases import FILTER_CASES, FILTER_ROWS, HOSTILE_FILTERS, deep_filter, random_filter
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from runiq.rag.stores.filters import MAX_FILTER_DEPTH
+from runiq.rag._stores.filters import MAX_FILTER_DEPTH
 
 __all__ = [
     "FILTER_KEYS",

@@ -6,8 +6,8 @@
 * :class:`LexicalAnalyzerContract` (override ``open_store``): the same semantics under the analyzer
   options every lexical store takes (``stemmer="english"``, ``stopwords``).
 
-The semantics are defined once, in :mod:`runiq.rag.lexical.analysed` (terms, phrases) and
-:mod:`runiq.rag.lexical.fragments`; these suites pin them, including where the in-memory and
+The semantics are defined once, in :mod:`runiq.rag._lexical.analysed` (terms, phrases) and
+:mod:`runiq.rag._lexical.fragments`; these suites pin them, including where the in-memory and
 PostgreSQL stores once disagreed (a stemmed phrase, a fragment no token matches).
 """
 
@@ -20,10 +20,10 @@ from typing import Any
 import pytest
 
 from runiq.errors import RagValidationError
-from runiq.rag.lexical.options import LexicalOptions
-from runiq.rag.lexical.query import parse_lexical_query
-from runiq.rag.limits import MAX_CANDIDATES
-from runiq.rag.stores.base import IndexSpec, LexicalSearch, StoreHit, VectorStore
+from runiq.rag._lexical.options import LexicalOptions
+from runiq.rag._lexical.query import parse_lexical_query
+from runiq.rag._limits import MAX_CANDIDATES
+from runiq.rag._stores.base import IndexSpec, LexicalSearch, StoreHit, VectorStore
 from runiq.rag.testing._builders import index_name, stored_document, text_chunk, vectors
 
 __all__ = ["IDENTIFIER_TEXTS", "LexicalAnalyzerContract", "LexicalSearchContract", "OpenStore"]

@@ -1,4 +1,4 @@
-"""The contract every :class:`~runiq.rag.loaders.DocumentLoader` passes (the built-in ones do too).
+"""The contract every :class:`~runiq.rag._loaders.DocumentLoader` passes (the built-in ones do too).
 
 Subclass it and override three fixtures: ``loader``, ``sample`` (the bytes of a small valid file of the
 format, made in the test) and ``expected_text`` (words the loaded text must contain)::
@@ -17,7 +17,7 @@ format, made in the test) and ``expected_text`` (words the loaded text must cont
             return ["Title", "Some words."]
 
 Override ``malformed_samples`` to add the format's own hostile inputs (a truncated archive, an
-encrypted file); each must load or fail with :class:`~runiq.rag.loaders.DocumentLoadError`, and no
+encrypted file); each must load or fail with :class:`~runiq.rag._loaders.DocumentLoadError`, and no
 failure may carry the input's content.
 """
 
@@ -28,9 +28,9 @@ import pickle
 
 import pytest
 
-from runiq.rag.loaders.base import PAGE_BREAK, DocumentLoader, LoadedDocument, LoadOptions
-from runiq.rag.loaders.errors import DocumentLoadError, LoadFailureCode
-from runiq.rag.loaders.registry import LoaderRegistry
+from runiq.rag._loaders.base import PAGE_BREAK, DocumentLoader, LoadedDocument, LoadOptions
+from runiq.rag._loaders.errors import DocumentLoadError, LoadFailureCode
+from runiq.rag._loaders.registry import LoaderRegistry
 from runiq.rag.testing.fakes import CANARY
 
 __all__ = ["LoaderContract"]

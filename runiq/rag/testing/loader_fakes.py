@@ -1,5 +1,5 @@
 """Misbehaving document loaders for budget and isolation tests. Importable by name, so they run in a
-:class:`~runiq.rag.loaders.LoaderPool` worker like any plugin's loader."""
+:class:`~runiq.rag._loaders.LoaderPool` worker like any plugin's loader."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import sys
 import time
 from dataclasses import dataclass
 
-from runiq.rag.loaders.base import LoadedDocument, LoadOptions
-from runiq.rag.loaders.deferred import import_when_loading
+from runiq.rag._loaders.base import LoadedDocument, LoadOptions
+from runiq.rag._loaders.deferred import import_when_loading
 from runiq.rag.testing.fakes import CANARY
 
 __all__ = [

@@ -1,4 +1,4 @@
-"""The contract every :class:`~runiq.rag.reranking.RagReranker` passes (the built-in lexical one does too).
+"""The contract every :class:`~runiq.rag._reranking.RagReranker` passes (the built-in lexical one does too).
 
 Subclass it and override the ``reranker`` fixture (sync or async, returning or yielding)::
 
@@ -24,9 +24,9 @@ import pytest
 import structlog
 import structlog.testing
 
-from runiq.rag.reranking.registration import reranker_name, reranker_remote
-from runiq.rag.reranking.types import RagAnswerability, RagRerankCandidate, RagReranker, RagRerankRequest
-from runiq.rag.reranking.validation import ValidatedRerank, validate_rerank_response
+from runiq.rag._reranking.registration import reranker_name, reranker_remote
+from runiq.rag._reranking.types import RagAnswerability, RagRerankCandidate, RagReranker, RagRerankRequest
+from runiq.rag._reranking.validation import ValidatedRerank, validate_rerank_response
 from runiq.rag.testing.fakes import CANARY
 
 __all__ = ["RerankerContract"]

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from runiq.rag import RagConfigurationError, RagDocument
-from runiq.rag.chunking import ChunkingOptions, MarkdownChunker, TextChunker, chunker_for
+from runiq.rag._chunking import ChunkingOptions, MarkdownChunker, TextChunker, chunker_for
 
 WORDS = " ".join(f"word{i}" for i in range(400))
 

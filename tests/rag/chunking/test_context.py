@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from runiq.rag import RagDocument
-from runiq.rag.chunking import ChunkingOptions, MarkdownChunker
-from runiq.rag.chunking.context import chunk_context, chunk_indexed_text, indexed_text
+from runiq.rag._chunking import ChunkingOptions, MarkdownChunker
+from runiq.rag._chunking.context import chunk_context, chunk_indexed_text, indexed_text
 
 
 def test_title_and_section_lead_the_indexed_text() -> None:

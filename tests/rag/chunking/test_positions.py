@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from runiq.rag.chunking import ChunkingOptions, chunker_for
-from runiq.rag.chunking.positions import ChunkPositions
-from runiq.rag.documents import RagChunk, RagDocument
-from runiq.rag.loaders import LoadedDocument, MarkdownBuilder
+from runiq.rag._chunking import ChunkingOptions, chunker_for
+from runiq.rag._chunking.positions import ChunkPositions
+from runiq.rag._documents import RagChunk, RagDocument
+from runiq.rag._loaders import LoadedDocument, MarkdownBuilder
 
 OPTIONS = ChunkingOptions(max_characters=60, overlap=0)
 

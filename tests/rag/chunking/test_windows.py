@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 from semantic_text_splitter import MarkdownSplitter, TextSplitter
 
 from runiq.rag import RagDocument, RagValidationError
-from runiq.rag.chunking import ChunkingOptions, MarkdownChunker, TextChunker
-from runiq.rag.chunking.blocks import MarkdownRestarts
-from runiq.rag.chunking.windows import WINDOW_CHUNKS, split_in_windows
+from runiq.rag._chunking import ChunkingOptions, MarkdownChunker, TextChunker
+from runiq.rag._chunking.blocks import MarkdownRestarts
+from runiq.rag._chunking.windows import WINDOW_CHUNKS, split_in_windows
 
 MB = 1 << 20
 WORDS = [

@@ -10,8 +10,8 @@ import pytest
 
 from runiq.errors import ProviderResponseError, ProviderTimeoutError
 from runiq.rag import RagConfigurationError
-from runiq.rag.embeddings import EmbeddingBatcher
-from runiq.rag.embeddings.base import FloatMatrix
+from runiq.rag._embeddings import EmbeddingBatcher
+from runiq.rag._embeddings.base import FloatMatrix
 from runiq.rag.providers import EmbeddingInputKind, HashingEmbedder
 
 

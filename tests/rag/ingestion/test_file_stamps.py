@@ -12,10 +12,10 @@ from typing import Any
 
 from runiq.hosting import Host
 from runiq.rag import RagDocument, RagIngestionManager, RagIngestionState
-from runiq.rag.loaders.builtin import builtin_registry
-from runiq.rag.loaders.registry import LoaderRegistry
+from runiq.rag._loaders.builtin import builtin_registry
+from runiq.rag._loaders.registry import LoaderRegistry
+from runiq.rag._sources import DirectorySource
 from runiq.rag.providers import InMemoryVectorStore
-from runiq.rag.sources import DirectorySource
 
 S = RagIngestionState
 OLD = 100  # seconds: a modification time this old is trusted

@@ -25,7 +25,7 @@ from runiq.rag import (
     RagRetriever,
     add_runiq_rag,
 )
-from runiq.rag.embeddings.base import FloatMatrix
+from runiq.rag._embeddings.base import FloatMatrix
 from runiq.rag.providers import EmbeddingInputKind, HashingEmbedder, InMemoryVectorStore, RagChunk, StoredDocument
 from runiq.rag.testing import FailingEmbedder
 

@@ -13,7 +13,7 @@ import pytest
 
 from runiq.hosting import Host
 from runiq.rag import RagDocument, RagIngestionManager, RagIngestionState, RagQuery, RagRetrievalMode, RagRetriever
-from runiq.rag.chunking import ChunkingOptions, TextChunker
+from runiq.rag._chunking import ChunkingOptions, TextChunker
 from runiq.rag.providers import HashingEmbedder, InMemoryVectorStore
 from runiq.rag.testing import FailingEmbedder
 
@@ -390,7 +390,7 @@ async def test_chunks_are_embedded_and_indexed_under_their_title_and_section(
     stored_chunks: Callable[..., Any],
 ) -> None:
     """A chunk cut from the middle of a section is embedded and found with its heading path in front;
-    the stored and returned content is the chunk's own text (runiq.rag.chunking.context)."""
+    the stored and returned content is the chunk's own text (runiq.rag._chunking.context)."""
     body = " ".join(f"Sentence {i} about eligibility rules." for i in range(12))
     content = f"# Handbook\n\n## Remote work\n\n{body}"
     source.documents = [

@@ -25,7 +25,8 @@ from runiq.rag import (
     RetrievalError,
     RetrievalErrorCode,
 )
-from runiq.rag.embeddings.base import FloatMatrix
+from runiq.rag._embeddings.base import FloatMatrix
+from runiq.rag._runtime import IndexRuntime
 from runiq.rag.providers import (
     EmbeddingInputKind,
     HashingEmbedder,
@@ -35,7 +36,6 @@ from runiq.rag.providers import (
     StoredDocument,
     identity_hash,
 )
-from runiq.rag.runtime import IndexRuntime
 
 T = TypeVar("T")
 

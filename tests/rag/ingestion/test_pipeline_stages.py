@@ -11,10 +11,10 @@ import pytest
 
 from runiq.hosting import Host
 from runiq.rag import RagDocument, RagIngestionManager, RagIngestionPhase, RagIngestionState
-from runiq.rag.ingestion import pipeline as pipeline_module
-from runiq.rag.ingestion.seen import SeenIds
+from runiq.rag._ingestion import pipeline as pipeline_module
+from runiq.rag._ingestion.seen import SeenIds
+from runiq.rag._stores.base import DocumentWrite
 from runiq.rag.providers import HashingEmbedder, InMemoryVectorStore
-from runiq.rag.stores.base import DocumentWrite
 
 DIMS = 16
 

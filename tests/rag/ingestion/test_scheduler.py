@@ -22,10 +22,10 @@ from runiq.rag import (
     RagIngestionState,
     add_runiq_rag,
 )
-from runiq.rag.ingestion.scheduler import CronScheduler, next_fire_time
-from runiq.rag.ingestion.strategies import IngestionStrategy
+from runiq.rag._ingestion.scheduler import CronScheduler, next_fire_time
+from runiq.rag._ingestion.strategies import IngestionStrategy
+from runiq.rag._registration.definitions import IndexRegistry
 from runiq.rag.providers import InMemoryVectorStore, hookimpl
-from runiq.rag.registration.definitions import IndexRegistry
 
 
 class FakeTime:

@@ -17,12 +17,12 @@ import structlog
 
 from runiq.hosting import Host
 from runiq.rag import RagConfigurationError, RagDocument, RagIngestionManager, RagIngestionState
-from runiq.rag.ingestion.buckets import BucketFilter, SeenDigests, bucket_of
-from runiq.rag.ingestion.operation import RagIngestionFailure, RagIngestionProgress, RunOutcome
-from runiq.rag.ingestion.strategies import IngestionBuilder, SharedRunOptions
+from runiq.rag._ingestion.buckets import BucketFilter, SeenDigests, bucket_of
+from runiq.rag._ingestion.operation import RagIngestionFailure, RagIngestionProgress, RunOutcome
+from runiq.rag._ingestion.strategies import IngestionBuilder, SharedRunOptions
+from runiq.rag._registration.config import add_indexes_from_settings
+from runiq.rag._stores.claims import PartResult, SharedRun, WorkClaims
 from runiq.rag.providers import InMemoryVectorStore
-from runiq.rag.registration.config import add_indexes_from_settings
-from runiq.rag.stores.claims import PartResult, SharedRun, WorkClaims
 from runiq.rag.testing import SlowEmbedder
 from runiq.settings import RuniqSettings
 
@@ -88,7 +88,7 @@ def test_settings_bind_to_the_same_options(make_host: Callable[..., Host], tmp_p
     }
     settings = RuniqSettings(rag={"indexes": {"docs": docs}})
     host = make_host(lambda rag: add_indexes_from_settings(rag, settings))
-    from runiq.rag.runtime import IndexRuntime
+    from runiq.rag._runtime import IndexRuntime
 
     definition = host.services.get(IndexRuntime).registry.get("docs")
     assert definition.ingestion.shared == SharedRunOptions(buckets=4, lease_seconds=10.0)

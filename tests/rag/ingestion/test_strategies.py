@@ -19,7 +19,7 @@ from runiq.rag import (
     RagIngestionState,
     StartupIngestionError,
 )
-from runiq.rag.ingestion.strategies import IngestionBuilder, IngestionStrategy, normalise_schedule
+from runiq.rag._ingestion.strategies import IngestionBuilder, IngestionStrategy, normalise_schedule
 from runiq.rag.providers import InMemoryVectorStore
 from runiq.rag.testing import FailingEmbedder
 

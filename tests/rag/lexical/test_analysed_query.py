@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from runiq.rag.lexical import AnalysedQuery, Analyzer, LexicalOptions, analyse_query
-from runiq.rag.lexical.query import MAX_QUERY_TERMS
+from runiq.rag._lexical import AnalysedQuery, Analyzer, LexicalOptions, analyse_query
+from runiq.rag._lexical.query import MAX_QUERY_TERMS
 from runiq.rag.providers import IndexSpec, InMemoryVectorStore, StoredDocument, parse_lexical_query
 from runiq.rag.testing import make_chunks
 

@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from runiq.errors import RagValidationError
-from runiq.rag.lexical import DEFAULT_ANALYZER, BM25Index, BM25Parameters, bm25_idf, bm25_length_norm, bm25_term_score
-from runiq.rag.lexical.query import MAX_QUERY_TERMS
+from runiq.rag._lexical import DEFAULT_ANALYZER, BM25Index, BM25Parameters, bm25_idf, bm25_length_norm, bm25_term_score
+from runiq.rag._lexical.query import MAX_QUERY_TERMS
 
 
 def _scores(index: BM25Index, text: str) -> dict[int, float]:

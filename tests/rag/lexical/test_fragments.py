@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from runiq.rag.lexical import Analyzer, BM25Index, LexicalOptions
-from runiq.rag.lexical.fragments import identifier_words, is_identifier_like, query_fragment
+from runiq.rag._lexical import Analyzer, BM25Index, LexicalOptions
+from runiq.rag._lexical.fragments import identifier_words, is_identifier_like, query_fragment
 
 ANALYZER = Analyzer()
 

@@ -7,8 +7,8 @@ import sys
 import pytest
 
 from runiq.errors import RagConfigurationError
-from runiq.rag.lexical import ENGLISH_STOPWORDS, LexicalOptions, resolve_stemmer, resolve_stopwords
-from runiq.rag.lexical.stemming import _SnowballStemmer
+from runiq.rag._lexical import ENGLISH_STOPWORDS, LexicalOptions, resolve_stemmer, resolve_stopwords
+from runiq.rag._lexical.stemming import _SnowballStemmer
 from runiq.rag.testing.chains import assert_content_free
 
 

@@ -7,7 +7,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from runiq.rag.lexical.postings import PostingList
+from runiq.rag._lexical.postings import PostingList
 
 
 def _live(postings: PostingList) -> dict[int, int]:

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from runiq.rag.lexical.query import contains_phrase
+from runiq.rag._lexical.query import contains_phrase
 from runiq.rag.providers import parse_lexical_query
 
 

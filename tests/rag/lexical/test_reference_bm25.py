@@ -11,10 +11,10 @@ from collections import Counter
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from runiq.rag.documents import chunk_id_for
-from runiq.rag.lexical import DEFAULT_ANALYZER, BM25Index
-from runiq.rag.lexical.query import MAX_QUERY_TERMS, contains_phrase
-from runiq.rag.lexical.tokenizer import Analyzer, primary_tokens
+from runiq.rag._documents import chunk_id_for
+from runiq.rag._lexical import DEFAULT_ANALYZER, BM25Index
+from runiq.rag._lexical.query import MAX_QUERY_TERMS, contains_phrase
+from runiq.rag._lexical.tokenizer import Analyzer, primary_tokens
 from runiq.rag.providers import IndexSpec, InMemoryVectorStore, RagChunk, StoredDocument, parse_lexical_query
 
 

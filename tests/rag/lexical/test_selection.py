@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from runiq.rag.lexical.selection import score_groups, top_candidates
+from runiq.rag._lexical.selection import score_groups, top_candidates
 
 
 def _expected(scores: np.ndarray, k: int, among: np.ndarray | None) -> list[int]:

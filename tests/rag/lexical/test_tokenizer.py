@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from runiq.rag.lexical import Analyzer, primary_tokens, tokenize
+from runiq.rag._lexical import Analyzer, primary_tokens, tokenize
 
 
 @pytest.mark.parametrize(
@@ -112,7 +112,7 @@ def test_the_split_fast_path_finds_exactly_the_regex_words() -> None:
     import re
     import sys
 
-    from runiq.rag.lexical.tokenizer import _WORD, _raw_words
+    from runiq.rag._lexical.tokenizer import _WORD, _raw_words
 
     word_char = re.compile(r"\w")
     for code in range(sys.maxunicode + 1):
@@ -133,6 +133,6 @@ def test_the_split_fast_path_finds_exactly_the_regex_words() -> None:
 @given(st.text(alphabet=st.characters(codec="utf-8"), max_size=200))
 def test_the_split_fast_path_agrees_with_the_regex_on_any_text(text: str) -> None:
     """Property form of the above, over arbitrary Unicode text."""
-    from runiq.rag.lexical.tokenizer import _WORD, _raw_words
+    from runiq.rag._lexical.tokenizer import _WORD, _raw_words
 
     assert _raw_words(text) == _WORD.findall(text)

@@ -8,8 +8,8 @@ import zipfile
 
 import pytest
 
-from runiq.rag.loaders import DocumentLoadError, LoadFailureCode, LoadOptions, open_zip
-from runiq.rag.loaders.archives import MAX_ZIP_MEMBERS
+from runiq.rag._loaders import DocumentLoadError, LoadFailureCode, LoadOptions, open_zip
+from runiq.rag._loaders.archives import MAX_ZIP_MEMBERS
 
 PART = b'<?xml version="1.0" encoding="UTF-8"?>\n<w:document xmlns:w="urn:x"><w:t>hi</w:t></w:document>'
 BILLION_LAUGHS = b"""<?xml version="1.0"?>

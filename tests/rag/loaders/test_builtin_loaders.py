@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from runiq.rag.loaders import (
+from runiq.rag._loaders import (
     CsvLoader,
     DocumentLoadError,
     HtmlLoader,

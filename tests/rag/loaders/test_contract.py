@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from runiq.rag.loaders import (
+from runiq.rag._loaders import (
     CsvLoader,
     DocumentLoader,
     HtmlLoader,

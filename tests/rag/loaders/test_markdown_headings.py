@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from runiq.rag.loaders import markdown_headings
+from runiq.rag._loaders import markdown_headings
 
 
 def _found(text: str) -> list[tuple[int, str]]:

@@ -6,8 +6,8 @@ import pickle
 
 import pytest
 
-from runiq.rag.errors import RagConfigurationError, RagValidationError
-from runiq.rag.loaders import (
+from runiq.rag._errors import RagConfigurationError, RagValidationError
+from runiq.rag._loaders import (
     PAGE_BREAK,
     DocumentLoadError,
     Heading,

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from runiq.rag.loaders import (
+from runiq.rag._loaders import (
     DocumentLoadError,
     HtmlLoader,
     LoadBudget,
@@ -66,7 +66,7 @@ async def test_a_worker_returns_what_the_loader_returns_in_process(pool: LoaderP
 
 
 async def test_options_reach_the_loader(pool: LoaderPool) -> None:
-    from runiq.rag.loaders import JsonLoader
+    from runiq.rag._loaders import JsonLoader
 
     loaded = await pool.load(
         JsonLoader(),

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from runiq.rag.loaders import (
+from runiq.rag._loaders import (
     IN_THREAD_MAX_BYTES,
     DocumentLoadError,
     LoadBudget,

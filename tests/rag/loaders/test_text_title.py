@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from runiq.rag.chunking.context import chunk_context
-from runiq.rag.loaders import LoadOptions, PlainTextLoader
-from runiq.rag.loaders.text_title import MAX_TITLE_WORDS, plain_text_title
+from runiq.rag._chunking.context import chunk_context
+from runiq.rag._loaders import LoadOptions, PlainTextLoader
+from runiq.rag._loaders.text_title import MAX_TITLE_WORDS, plain_text_title
 
 BODY = "The present study is a history of the classification.\nIt has run to eighteen editions.\n"
 

@@ -7,7 +7,7 @@ import resource
 
 import pytest
 
-from runiq.rag.loaders import deferred, worker
+from runiq.rag._loaders import deferred, worker
 
 
 def test_a_limit_the_system_refuses_is_skipped(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -33,10 +33,10 @@ from runiq.rag import (
     RagRetriever,
     RerankingOptions,
 )
-from runiq.rag.context import RerankerFailurePolicy
-from runiq.rag.embeddings.base import FloatMatrix
+from runiq.rag._context import RerankerFailurePolicy
+from runiq.rag._embeddings.base import FloatMatrix
+from runiq.rag._reranking.types import RagRerankRequest, RagRerankResponse
 from runiq.rag.providers import EmbeddingInputKind, HashingEmbedder, InMemoryVectorStore, LexicalQuery, StoreHit
-from runiq.rag.reranking.types import RagRerankRequest, RagRerankResponse
 from runiq.rag.testing import CANARY, FailingEmbedder
 
 FILE_CANARY = "FILECANARY-2b81"

@@ -19,8 +19,8 @@ from runiq.rag import (
     RagRetriever,
     RetrievalError,
 )
-from runiq.rag.observability import otel
-from runiq.rag.observability.otel import (
+from runiq.rag._observability import otel
+from runiq.rag._observability.otel import (
     FAILED_DOCUMENTS,
     INGESTED_DOCUMENTS,
     INGESTION_DURATION,

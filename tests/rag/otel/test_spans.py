@@ -29,9 +29,9 @@ from runiq.rag import (
     RerankingOptions,
     RetrievalError,
 )
-from runiq.rag.context import RerankerFailurePolicy
-from runiq.rag.observability.events import IngestionEvent, RetrievalEvent
-from runiq.rag.observability.otel import (
+from runiq.rag._context import RerankerFailurePolicy
+from runiq.rag._observability.events import IngestionEvent, RetrievalEvent
+from runiq.rag._observability.otel import (
     ERROR_DESCRIPTION,
     INGESTION_EXCLUDED_FIELDS,
     INGESTION_FIELDS,
@@ -40,9 +40,9 @@ from runiq.rag.observability.otel import (
     ingestion_span,
     stage_span,
 )
+from runiq.rag._reranking import LexicalOverlapReranker, RerankingFailedError
+from runiq.rag._reranking.types import RagRerankRequest, RagRerankResponse
 from runiq.rag.providers import InMemoryVectorStore, LexicalQuery, StoreHit
-from runiq.rag.reranking import LexicalOverlapReranker, RerankingFailedError
-from runiq.rag.reranking.types import RagRerankRequest, RagRerankResponse
 from runiq.rag.testing import FailingEmbedder
 
 Spans = Callable[[], dict[str, list[ReadableSpan]]]

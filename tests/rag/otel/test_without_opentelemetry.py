@@ -42,8 +42,8 @@ SCRIPT = textwrap.dedent(
         RagDocument, RagIngestionManager, RagIngestionState, RagQuery, RagRetrievalMode, RagRetriever,
         RerankingOptions, add_runiq_rag,
     )
-    from runiq.rag.reranking import LexicalOverlapReranker
-    from runiq.rag.observability.otel import ingestion_span, stage_span
+    from runiq.rag._reranking import LexicalOverlapReranker
+    from runiq.rag._observability.otel import ingestion_span, stage_span
 
     assert not blocker.attempts, blocker.attempts  # importing runiq does not import opentelemetry
 

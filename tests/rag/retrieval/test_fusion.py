@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from runiq.rag._retrieval import RRF_K
 from runiq.rag.providers import ChunkKey, reciprocal_rank_fusion
-from runiq.rag.retrieval import RRF_K
 
 KEYS = [ChunkKey(f"doc{i}", f"doc{i}#{j}") for i in range(6) for j in range(2)]
 ranked = st.lists(st.sampled_from(KEYS), unique=True, max_size=len(KEYS))

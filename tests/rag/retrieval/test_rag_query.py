@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from runiq.rag import RagQuery, RagRetrievalMode, RagValidationError
-from runiq.rag.limits import MAX_CANDIDATES
-from runiq.rag.retrieval.query import MAX_QUERY_CHARACTERS
-from runiq.rag.stores.filters import MetadataFilter
+from runiq.rag._limits import MAX_CANDIDATES
+from runiq.rag._retrieval.query import MAX_QUERY_CHARACTERS
+from runiq.rag._stores.filters import MetadataFilter
 
 
 def test_defaults() -> None:

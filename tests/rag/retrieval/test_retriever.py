@@ -24,8 +24,8 @@ from runiq.rag import (
     RetrievalError,
     RetrievalErrorCode,
 )
-from runiq.rag.embeddings.base import FloatMatrix, FloatVector
-from runiq.rag.limits import MAX_CANDIDATES
+from runiq.rag._embeddings.base import FloatMatrix, FloatVector
+from runiq.rag._limits import MAX_CANDIDATES
 from runiq.rag.providers import (
     DistanceMetric,
     EmbeddingInputKind,

@@ -35,7 +35,7 @@ from runiq.rag import (
     RetrievalError,
     StartupIngestionError,
 )
-from runiq.rag.documents import freeze_metadata
+from runiq.rag._documents import freeze_metadata
 from runiq.rag.providers import InMemoryVectorStore, LexicalQuery, StoreHit
 from runiq.rag.testing import CANARY, FailingEmbedder
 

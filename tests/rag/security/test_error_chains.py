@@ -28,7 +28,7 @@ from runiq.rag import (
     RetrievalErrorCode,
     add_runiq_rag,
 )
-from runiq.rag.embeddings.base import FloatMatrix
+from runiq.rag._embeddings.base import FloatMatrix
 from runiq.rag.providers import EmbeddingInputKind, InMemoryVectorStore, LexicalQuery, StoreHit
 from runiq.rag.testing import CANARY, FailingEmbedder
 from runiq.rag.testing.chains import assert_content_free, reachable_exceptions

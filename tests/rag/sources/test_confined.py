@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from runiq.rag.sources.confined import MAX_SYMLINKS, ConfinedRoot, OutsideRoot, SymlinkLoop
+from runiq.rag._sources.confined import MAX_SYMLINKS, ConfinedRoot, OutsideRoot, SymlinkLoop
 
 
 def _read(root: ConfinedRoot, *parts: str) -> bytes:

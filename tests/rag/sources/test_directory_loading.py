@@ -9,9 +9,9 @@ from pathlib import Path
 
 from runiq.plugins.registry import ProviderRegistry
 from runiq.rag import RagIngestionProgress
-from runiq.rag.loaders import DEFAULT_MAX_FILE_BYTES, LoadBudget, LoaderRegistry, register_builtin_loaders
-from runiq.rag.registration.builder import IndexBuilder
-from runiq.rag.sources import DirectorySource
+from runiq.rag._loaders import DEFAULT_MAX_FILE_BYTES, LoadBudget, LoaderRegistry, register_builtin_loaders
+from runiq.rag._registration.builder import IndexBuilder
+from runiq.rag._sources import DirectorySource
 from runiq.rag.testing import CANARY
 from runiq.rag.testing.loader_fakes import CrashingLoader, LeakyLoader
 from runiq.settings import DirectorySourceSettings

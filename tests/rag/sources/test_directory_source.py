@@ -16,8 +16,8 @@ import pytest
 
 from runiq.errors import DocumentSourceError
 from runiq.rag import RagConfigurationError, RagDocument
+from runiq.rag._sources import DirectorySource
 from runiq.rag.providers import DocumentSource, SourceFailure
-from runiq.rag.sources import DirectorySource
 from runiq.rag.testing.chains import assert_content_free
 
 

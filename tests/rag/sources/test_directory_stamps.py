@@ -9,9 +9,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from runiq.rag import RagDocument
-from runiq.rag.loaders.builtin import builtin_registry
-from runiq.rag.loaders.registry import LoaderRegistry
-from runiq.rag.sources import DirectorySource, SourceSkip, SourceStamp, SourceUnchanged, StampedItem, StampedSource
+from runiq.rag._loaders.builtin import builtin_registry
+from runiq.rag._loaders.registry import LoaderRegistry
+from runiq.rag._sources import DirectorySource, SourceSkip, SourceStamp, SourceUnchanged, StampedItem, StampedSource
 
 
 def _old(path: Path, content: bytes | str, seconds: int = 100) -> None:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from runiq.rag import RagDocument
+from runiq.rag._sources import InMemorySource
 from runiq.rag.providers import DocumentSource
-from runiq.rag.sources import InMemorySource
 
 
 def _docs(*ids: str) -> list[RagDocument]:

@@ -1,4 +1,4 @@
-"""The filter equality definition itself (runiq.rag.stores.filters); the store contracts pin its use."""
+"""The filter equality definition itself (runiq.rag._stores.filters); the store contracts pin its use."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from runiq.rag import RagValidationError
-from runiq.rag.stores.filter_tree import And, Compare, Comparison, Exists, Member, Not
-from runiq.rag.stores.filter_values import (
+from runiq.rag._stores.filter_tree import And, Compare, Comparison, Exists, Member, Not
+from runiq.rag._stores.filter_values import (
     ValueKind,
     date_key,
     datetime_key,
@@ -23,7 +23,7 @@ from runiq.rag.stores.filter_values import (
     metadata_elements,
     metadata_key,
 )
-from runiq.rag.stores.filters import (
+from runiq.rag._stores.filters import (
     MAX_FILTER_IN_VALUES,
     MAX_FILTER_INTEGER,
     MIN_FILTER_INTEGER,

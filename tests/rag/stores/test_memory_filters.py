@@ -10,10 +10,10 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from runiq.rag.documents import RagChunk, chunk_id_for
+from runiq.rag._documents import RagChunk, chunk_id_for
+from runiq.rag._stores.base import IndexSpec, StoredDocument
+from runiq.rag._stores.filters import matches, parse_filter
 from runiq.rag.providers import InMemoryVectorStore
-from runiq.rag.stores.base import IndexSpec, StoredDocument
-from runiq.rag.stores.filters import matches, parse_filter
 from runiq.rag.testing.filter_strategies import filters, metadata_rows
 
 _QUERY = np.array([1, 0, 0], dtype=np.float32)

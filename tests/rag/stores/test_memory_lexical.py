@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from runiq.errors import VectorIndexNotFoundError
-from runiq.rag.lexical.engine import BM25Index
+from runiq.rag._lexical.engine import BM25Index
+from runiq.rag._stores import memory
 from runiq.rag.providers import IndexSpec, InMemoryVectorStore, StoredDocument, parse_lexical_query
-from runiq.rag.stores import memory
 from runiq.rag.testing import make_chunks
 
 

@@ -12,9 +12,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from runiq.rag.lexical.engine import BM25Index
+from runiq.rag._lexical.engine import BM25Index
+from runiq.rag._stores import memory
 from runiq.rag.providers import IndexSpec, InMemoryVectorStore, RagChunk, StoredDocument, StoreHit, parse_lexical_query
-from runiq.rag.stores import memory
 from runiq.rag.testing import make_chunks
 
 TEXTS = {"a": "alpha beta", "b": "beta gamma", "c": "gamma delta"}

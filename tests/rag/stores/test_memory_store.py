@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from runiq.errors import SchemaMismatchError, VectorDimensionMismatchError, VectorIndexNotFoundError
 from runiq.rag import RagValidationError
-from runiq.rag.documents import chunk_id_for
+from runiq.rag._documents import chunk_id_for
 from runiq.rag.providers import (
     DistanceMetric,
     IndexSpec,

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from runiq.rag._stores import scoring
 from runiq.rag.providers import DistanceMetric
-from runiq.rag.stores import scoring
 
 finite = st.floats(allow_nan=False, allow_infinity=False, width=64)
 

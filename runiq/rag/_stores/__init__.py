@@ -1,0 +1,51 @@
+"""Vector stores: the boundary protocols, score semantics and the in-memory store."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from runiq._lazy import lazy_names
+from runiq.rag._stores.base import (
+    BulkDocumentWriter,
+    DistanceMetric,
+    DocumentCounter,
+    DocumentStamps,
+    DocumentWrite,
+    HealthCheck,
+    IndexSpec,
+    LexicalSearch,
+    StoredDocument,
+    StoreHealth,
+    StoreHit,
+    VectorStore,
+)
+
+if TYPE_CHECKING:
+    from runiq.rag._stores.memory import InMemoryVectorStore, InMemoryVectorStoreSelection
+
+__all__ = [
+    "BulkDocumentWriter",
+    "DistanceMetric",
+    "DocumentCounter",
+    "DocumentStamps",
+    "DocumentWrite",
+    "HealthCheck",
+    "InMemoryVectorStore",
+    "InMemoryVectorStoreSelection",
+    "IndexSpec",
+    "LexicalSearch",
+    "StoreHealth",
+    "StoreHit",
+    "StoredDocument",
+    "VectorStore",
+]
+
+if not TYPE_CHECKING:  # hidden from type checkers, which would otherwise accept any attribute
+    # The in-memory store's module imports numpy and the BM25 engine; the boundary protocols do not.
+    __getattr__, __dir__ = lazy_names(
+        __name__,
+        {
+            "InMemoryVectorStore": "runiq.rag._stores.memory",
+            "InMemoryVectorStoreSelection": "runiq.rag._stores.memory",
+        },
+    )

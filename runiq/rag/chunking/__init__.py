@@ -1,8 +1,0 @@
-"""Chunkers: turn a :class:`RagDocument` into ordered, offset-exact :class:`RagChunk` objects."""
-
-from __future__ import annotations
-
-from runiq.rag.chunking.base import Chunker, ChunkingOptions, chunker_for
-from runiq.rag.chunking.splitters import MarkdownChunker, TextChunker
-
-__all__ = ["Chunker", "ChunkingOptions", "MarkdownChunker", "TextChunker", "chunker_for"]
