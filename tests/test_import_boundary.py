@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import ast
 import importlib
+import pkgutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+import runiq.rag
 
 ROOT = Path(__file__).resolve().parents[1]
 FACES = (
@@ -95,3 +98,10 @@ def test_face_names_pass() -> None:
     """Names each face exports, and a plain ``import`` of a face, are accepted."""
     source = "import runiq.errors\nfrom runiq.rag import RagQuery\nfrom runiq.rag.providers import scoring, hookimpl"
     assert boundary_violations(Path("p.py"), source) == []
+
+
+def test_runiq_rag_has_no_public_implementation_module() -> None:
+    """Under runiq.rag only the faces have public names; implementation modules are ``_``-prefixed (as in
+    httpx), so a new module is private unless it is made a face here and in the docs on purpose."""
+    public = {info.name for info in pkgutil.iter_modules(runiq.rag.__path__) if not info.name.startswith("_")}
+    assert public == {"providers", "testing"}

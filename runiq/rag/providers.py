@@ -62,6 +62,7 @@ if _TYPE_CHECKING:
     from runiq.rag._registration import ProviderSelection
     from runiq.rag._reranking import (
         MAX_RERANK_CANDIDATES,
+        LexicalOverlapReranker,
         RagAnswerability,
         RagRerankCandidate,
         RagRerankCandidateResult,
@@ -143,6 +144,7 @@ __all__ = [
     "IngestionCoordinator",
     "IngestionHistory",
     "LexicalOptions",
+    "LexicalOverlapReranker",
     "LexicalQuery",
     "LexicalSearch",
     "LoadFailureCode",
