@@ -59,6 +59,7 @@ if _TYPE_CHECKING:
         table_lines,
     )
     from runiq.rag._observability.identity import identity_hash
+    from runiq.rag._observability.otel import stage_span
     from runiq.rag._registration import ProviderSelection
     from runiq.rag._reranking import (
         MAX_RERANK_CANDIDATES,
@@ -220,6 +221,7 @@ __all__ = [
     "reciprocal_rank_fusion",
     "resolve_stemmer",
     "scoring",
+    "stage_span",
     "table_lines",
     "validate_filters",
     "validate_rerank_response",
