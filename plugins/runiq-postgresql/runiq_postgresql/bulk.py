@@ -15,11 +15,12 @@ from collections.abc import Sequence
 
 import asyncpg
 
+from runiq_postgresql import postings
 from runiq_postgresql.connection import Connection
 from runiq_postgresql.queries import IndexSql, SchemaSql
 from runiq_postgresql.rows import PreparedDocument
 
-__all__ = ["copy_chunks", "replace_document_rows"]
+__all__ = ["copy_blocks", "copy_chunks", "replace_document_rows"]
 
 
 async def replace_document_rows(
@@ -52,4 +53,16 @@ async def copy_chunks(conn: Connection, index_sql: IndexSql, docs: Sequence[Prep
             schema_name=index_sql.schema_name,
             records=records,
             columns=index_sql.columns,
+        )
+
+
+async def copy_blocks(conn: Connection, index_sql: IndexSql, blocks: postings.Blocks) -> None:
+    """Binary COPY of new postings blocks (a write's, or a purge's rewritten ones): no per-element array
+    parameters to encode, which cost the ingesting process about 1 s per 100,000 chunks."""
+    if blocks:
+        await conn.copy_records_to_table(
+            index_sql.postings_name,
+            schema_name=index_sql.schema_name,
+            records=blocks.records(),
+            columns=postings.COLUMNS,
         )
