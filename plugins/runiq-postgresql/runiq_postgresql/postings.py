@@ -29,7 +29,7 @@ Row ids are never reused, so a tombstone stays true until its posting is purged.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise, repeat
 from typing import Any
@@ -50,7 +50,7 @@ _Ints = npt.NDArray[np.int64]
 
 @dataclass(slots=True)
 class Blocks:
-    """New blocks as parallel lists: the arguments of ``IndexSql.insert_blocks`` (``unnest`` of arrays)."""
+    """New blocks as parallel lists, one entry per block; :meth:`records` gives them as rows for COPY."""
 
     terms: list[str] = field(default_factory=list)
     high: list[int] = field(default_factory=list)
@@ -66,9 +66,10 @@ class Blocks:
     def arguments(self) -> tuple[list[Any], ...]:
         return self.terms, self.high, self.wide, self.sizes, self.rows, self.tfs, self.lengths
 
-    def records(self) -> list[tuple[Any, ...]]:
-        """The blocks as rows of :data:`COLUMNS`, for a binary COPY into the postings table."""
-        return list(zip(self.terms, repeat(False), self.high, self.wide, self.sizes, self.rows, self.tfs, self.lengths))
+    def records(self) -> Iterator[tuple[Any, ...]]:
+        """The blocks as rows of :data:`COLUMNS`, for a binary COPY into the postings table (an iterator:
+        COPY encodes each row as it comes, so ``zip`` reuses one tuple instead of allocating one per block)."""
+        return zip(self.terms, repeat(False), self.high, self.wide, self.sizes, self.rows, self.tfs, self.lengths)
 
 
 # What a live block's row holds, in the order of :meth:`Blocks.records` (``block`` is the table's identity).

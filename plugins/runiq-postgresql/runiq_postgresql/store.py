@@ -4,11 +4,11 @@ Lifecycle: ``CREATED`` -> ``OPEN`` (``open()`` resolves the DSN, starting the em
 there is none, migrates the schema and opens the shared pool) -> ``CLOSED`` (pool released,
 embedded server left). A closed store cannot be reopened; build a new one.
 
-Writes take one path, one transaction per call (``replace_document`` is a batch of one): rows and
-lexical terms are prepared first, outside the transaction; then the document rows are upserted in id
-order (their row locks serialise writers of the same document), the old chunk sets deleted (leaving
-tombstones in the postings table) and the new ones binary-COPYed with row ids the store reserves,
-their postings appended as one block per lexeme, and the BM25 statistics (per-term document
+Writes take one path, one transaction per call (``replace_document`` is a batch of one): rows, lexical
+terms and postings blocks are prepared first, outside the transaction, with row ids the store reserves;
+then the document rows are upserted in id order (their row locks serialise writers of the same
+document), the old chunk sets deleted (leaving tombstones in the postings table) and the new ones
+binary-COPYed, their postings COPYed as one block per lexeme, and the BM25 statistics (per-term document
 frequencies, chunk count, total length) adjusted by the net difference, so readers see either the old
 or the new version of a document, never a mix. Last, lexemes with many tombstones are purged and
 small blocks merged (``upkeep``).
