@@ -57,8 +57,9 @@ async def copy_chunks(conn: Connection, index_sql: IndexSql, docs: Sequence[Prep
 
 
 async def copy_blocks(conn: Connection, index_sql: IndexSql, blocks: postings.Blocks) -> None:
-    """Binary COPY of new postings blocks (a write's, or a purge's rewritten ones): no per-element array
-    parameters to encode, which cost the ingesting process about 1 s per 100,000 chunks."""
+    """Binary COPY of new postings blocks (a write's, or a purge's rewritten ones): no array parameters,
+    whose every element asyncpg checks against ``collections.abc`` (0.4 us each, seven per block, about
+    500,000 blocks per 100,000 chunks)."""
     if blocks:
         await conn.copy_records_to_table(
             index_sql.postings_name,
