@@ -15,11 +15,12 @@ from collections.abc import Sequence
 
 import asyncpg
 
+from runiq_postgresql import postings
 from runiq_postgresql.connection import Connection
 from runiq_postgresql.queries import IndexSql, SchemaSql
 from runiq_postgresql.rows import PreparedDocument
 
-__all__ = ["copy_chunks", "replace_document_rows"]
+__all__ = ["copy_blocks", "copy_chunks", "replace_document_rows"]
 
 
 async def replace_document_rows(
@@ -53,4 +54,17 @@ async def copy_chunks(conn: Connection, index_sql: IndexSql, docs: Sequence[Prep
             schema_name=index_sql.schema_name,
             records=records,
             columns=index_sql.columns,
+        )
+
+
+async def copy_blocks(conn: Connection, index_sql: IndexSql, blocks: postings.Blocks) -> None:
+    """Binary COPY of new postings blocks (a write's, or a purge's rewritten ones): no array parameters,
+    whose every element asyncpg checks against ``collections.abc`` (0.4 us each, seven per block, about
+    500,000 blocks per 100,000 chunks)."""
+    if blocks:
+        await conn.copy_records_to_table(
+            index_sql.postings_name,
+            schema_name=index_sql.schema_name,
+            records=blocks.records(),
+            columns=postings.COLUMNS,
         )

@@ -29,9 +29,9 @@ Row ids are never reused, so a tombstone stays true until its posting is purged.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from itertools import pairwise
+from itertools import pairwise, repeat
 from typing import Any
 
 import numpy as np
@@ -39,7 +39,7 @@ import numpy.typing as npt
 
 from runiq_postgresql.lexical import SlicePostings
 
-__all__ = ["MAX_TF", "Blocks", "Gathered", "PostingsBuffer", "gather", "purged"]
+__all__ = ["COLUMNS", "MAX_TF", "Blocks", "Gathered", "PostingsBuffer", "gather", "purged"]
 
 MAX_TF = 256  # lexical.MAX_POSITIONS_PER_LEXEME: a tf fits one byte as tf - 1
 _LOW = np.int64(0xFFFFFFFF)
@@ -50,7 +50,7 @@ _Ints = npt.NDArray[np.int64]
 
 @dataclass(slots=True)
 class Blocks:
-    """New blocks as parallel lists: the arguments of ``IndexSql.insert_blocks`` (``unnest`` of arrays)."""
+    """New blocks as parallel lists, one entry per block; :meth:`records` gives them as rows for COPY."""
 
     terms: list[str] = field(default_factory=list)
     high: list[int] = field(default_factory=list)
@@ -66,6 +66,15 @@ class Blocks:
     def arguments(self) -> tuple[list[Any], ...]:
         return self.terms, self.high, self.wide, self.sizes, self.rows, self.tfs, self.lengths
 
+    def records(self) -> Iterator[tuple[Any, ...]]:
+        """The blocks as rows of :data:`COLUMNS`, for a binary COPY into the postings table (an iterator:
+        COPY encodes each row as it comes, so ``zip`` reuses one tuple instead of allocating one per block)."""
+        return zip(self.terms, repeat(False), self.high, self.wide, self.sizes, self.rows, self.tfs, self.lengths)
+
+
+# What a live block's row holds, in the order of :meth:`Blocks.records` (``block`` is the table's identity).
+COLUMNS = ("term", "dead", "high", "wide", "size", "rows", "tfs", "lengths")
+
 
 def _encode(terms: Sequence[str], term_ids: _Ints, rows: _Ints, tfs: _Ints, lengths: _Ints) -> Blocks:
     """One block per (lexeme, high, wide); ``term_ids`` index ``terms`` and group the postings."""
@@ -80,17 +89,21 @@ def _encode(terms: Sequence[str], term_ids: _Ints, rows: _Ints, tfs: _Ints, leng
     tf_bytes = (tfs - 1).astype(np.uint8).tobytes()
     narrow = lengths.astype(">u2").tobytes()
     wide_bytes = lengths.astype(">u4").tobytes() if wide.any() else b""
-    blocks = Blocks()
-    for start, stop in pairwise(bounds):
-        is_wide = bool(wide[start])
-        blocks.terms.append(terms[int(term_ids[start])])
-        blocks.high.append(int(high[start]))
-        blocks.wide.append(is_wide)
-        blocks.sizes.append(stop - start)
-        blocks.rows.append(row_bytes[4 * start : 4 * stop])
-        blocks.tfs.append(tf_bytes[start:stop])
-        blocks.lengths.append(wide_bytes[4 * start : 4 * stop] if is_wide else narrow[2 * start : 2 * stop])
-    return blocks
+    firsts = bounds[:-1]
+    is_wide = wide[firsts].tolist()
+    spans = list(pairwise(bounds))
+    return Blocks(
+        terms=[terms[i] for i in term_ids[firsts].tolist()],
+        high=high[firsts].tolist(),
+        wide=is_wide,
+        sizes=np.diff(bounds).tolist(),
+        rows=[row_bytes[4 * start : 4 * stop] for start, stop in spans],
+        tfs=[tf_bytes[start:stop] for start, stop in spans],
+        lengths=[
+            wide_bytes[4 * start : 4 * stop] if w else narrow[2 * start : 2 * stop]
+            for (start, stop), w in zip(spans, is_wide, strict=True)
+        ],
+    )
 
 
 class PostingsBuffer:

@@ -170,6 +170,7 @@ class IndexSql:
     schema_name: str  # unquoted, for COPY (asyncpg quotes them)
     table_name: str
     postings: str  # the postings table, quoted and schema-qualified
+    postings_name: str  # unquoted, for COPY
     columns: tuple[str, ...]  # of a prepared row, in row order (rows.row_columns): what COPY writes
     reserve_rows: str
     delete_chunks: str
@@ -183,7 +184,6 @@ class IndexSql:
     phrase_filtered: FilteredStatement
     read_blocks: str
     lock_blocks: str
-    insert_blocks: str
     delete_blocks: str
     merge_blocks: str
     purge_due: str
@@ -208,6 +208,7 @@ class IndexSql:
             schema_name=schema,
             table_name=chunk_table_name(index_id),
             postings=p,
+            postings_name=postings_table_name(index_id),
             columns=row,
             reserve_rows=(
                 "SELECT coalesce(array_agg(nextval(q.seq)), '{}') FROM "
@@ -239,12 +240,6 @@ class IndexSql:
             lock_blocks=(
                 f"SELECT block, term, dead, high, wide, rows, tfs, lengths FROM {p} "
                 "WHERE term = ANY($1::text[]) ORDER BY term, block FOR UPDATE"
-            ),
-            insert_blocks=(
-                f"INSERT INTO {p} (term, dead, high, wide, size, rows, tfs, lengths) "
-                "SELECT b.term, false, b.high, b.wide, b.size, b.rows, b.tfs, b.lengths FROM unnest($1::text[], "
-                "$2::int4[], $3::bool[], $4::int4[], $5::bytea[], $6::bytea[], $7::bytea[]) "
-                "AS b(term, high, wide, size, rows, tfs, lengths)"
             ),
             delete_blocks=(
                 f"DELETE FROM {p} p USING unnest($1::text[], $2::int8[]) AS d(term, block) "

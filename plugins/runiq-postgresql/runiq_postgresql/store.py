@@ -4,11 +4,11 @@ Lifecycle: ``CREATED`` -> ``OPEN`` (``open()`` resolves the DSN, starting the em
 there is none, migrates the schema and opens the shared pool) -> ``CLOSED`` (pool released,
 embedded server left). A closed store cannot be reopened; build a new one.
 
-Writes take one path, one transaction per call (``replace_document`` is a batch of one): rows and
-lexical terms are prepared first, outside the transaction; then the document rows are upserted in id
-order (their row locks serialise writers of the same document), the old chunk sets deleted (leaving
-tombstones in the postings table) and the new ones binary-COPYed with row ids the store reserves,
-their postings appended as one block per lexeme, and the BM25 statistics (per-term document
+Writes take one path, one transaction per call (``replace_document`` is a batch of one): rows, lexical
+terms and postings blocks are prepared first, outside the transaction, with row ids the store reserves;
+then the document rows are upserted in id order (their row locks serialise writers of the same
+document), the old chunk sets deleted (leaving tombstones in the postings table) and the new ones
+binary-COPYed, their postings COPYed as one block per lexeme, and the BM25 statistics (per-term document
 frequencies, chunk count, total length) adjusted by the net difference, so readers see either the old
 or the new version of a document, never a mix. Last, lexemes with many tombstones are purged and
 small blocks merged (``upkeep``).
@@ -108,10 +108,12 @@ _THREAD_SCORE_BYTES = 1 << 15  # BM25 over more postings than ~8,000 is summed i
 
 
 class _Prepared(NamedTuple):
-    """Rows of a run of documents and the run's lexical terms (document frequencies, postings, lengths)."""
+    """Rows of a run of documents (with their reserved row ids), the run's lexical terms (document
+    frequencies, postings, lengths) and its postings blocks, all ready before the transaction."""
 
     documents: list[PreparedDocument]
     terms: SliceTerms
+    blocks: postings.Blocks
 
 
 def _document_id(item: _Item) -> str:
@@ -455,24 +457,28 @@ class PostgresVectorStore(WorkClaimsMixin):
         await self._maybe_build_ann(index, total)
 
     async def _prepare(self, index: _Index, items: Sequence[_Item]) -> _Prepared:
-        """Rows and lexical terms of the documents, before any connection is taken; more than a handful of
-        chunks are prepared off the loop (rows in a thread, terms in the helper process or a thread)."""
+        """Rows, lexical terms and postings blocks of the documents, before the write's transaction; more
+        than a handful of chunks are prepared off the loop (rows and blocks in a thread, terms in the helper
+        process or a thread) while their row ids are reserved."""
         contents = [chunk_indexed_text(chunk) for _, chunks, _ in items for chunk in chunks]
         if len(contents) <= _THREAD_PREPARE_CHUNKS:
-            return _with_terms(prepare_many(index.spec, items), slice_terms(contents, self._analyzer))
+            row_ids = await self._reserve_rows(index, len(contents))
+            return _completed(prepare_many(index.spec, items), slice_terms(contents, self._analyzer), row_ids)
         loop = asyncio.get_running_loop()
         rows = asyncio.ensure_future(loop.run_in_executor(self._preparing, prepare_many, index.spec, items))
         terms = asyncio.ensure_future(self._terms(contents))
+        ids = asyncio.ensure_future(self._reserve_rows(index, len(contents)))
         try:
-            return _with_terms(await rows, await terms)
+            documents, computed, row_ids = await rows, await terms, await ids
         except BaseException as exc:
-            # Let both halves finish (an ordinary error keeps the helper, whose reply would otherwise be
+            # Let every part finish (an ordinary error keeps the helper, whose reply would otherwise be
             # lost), or cancel them when the write itself was cancelled.
             if isinstance(exc, asyncio.CancelledError):
-                rows.cancel()
-                terms.cancel()
-            await asyncio.gather(rows, terms, return_exceptions=True)
+                for part in (rows, terms, ids):
+                    part.cancel()
+            await asyncio.gather(rows, terms, ids, return_exceptions=True)
             raise
+        return await loop.run_in_executor(self._preparing, _completed, documents, computed, row_ids)
 
     async def _terms(self, contents: list[str]) -> SliceTerms:
         if len(contents) >= _PROCESS_TOKENISE_CHUNKS:
@@ -497,15 +503,11 @@ class PostgresVectorStore(WorkClaimsMixin):
         transaction. Tokenising happens before the transaction, so concurrent writes overlap it with
         each other's server time."""
         prepared = await self._prepare(index, sorted(items, key=_document_id))
-        rows = len(prepared.terms.term_counts)
         async with self.pool.acquire() as conn, conn.transaction():
-            row_ids = await self._reserve_rows(conn, index, rows)
-            add_row_ids(prepared.documents, row_ids)
             old = await bulk.replace_document_rows(conn, self._sql, index.sql, index.index_id, prepared.documents)
             await bulk.copy_chunks(conn, index.sql, prepared.documents)
-            written = PostingsBuffer()
-            written.add(prepared.terms.postings, row_ids, prepared.terms.term_counts)
-            total = await self._finish_write(conn, index, _StatsDelta.of(old, prepared), written, _lexemes(old))
+            stats = _StatsDelta.of(old, prepared)
+            total = await self._finish_write(conn, index, stats, prepared.blocks, _lexemes(old))
         if index.loading:
             return  # bulk_load() analyses and builds the ANN index once, at the end
         await self._maybe_analyze(index, total)
@@ -523,28 +525,29 @@ class PostgresVectorStore(WorkClaimsMixin):
             await conn.execute(f"ANALYZE {index.sql.postings} (term, dead, size)")
             await conn.execute(f"ANALYZE {quote_ident(self._schema)}.term_stats")
 
-    async def _reserve_rows(self, conn: Connection, index: _Index, count: int) -> list[int]:
-        """Row ids for ``count`` new chunks: the postings refer to them, so they are known before COPY."""
+    async def _reserve_rows(self, index: _Index, count: int) -> list[int]:
+        """Row ids for ``count`` new chunks, taken from the chunk table's sequence before the write's
+        transaction (the postings blocks refer to them, so they are encoded beforehand). A write that fails
+        leaves a gap, as a rolled-back ``nextval`` always does; ids are never reused."""
         if count == 0:
             return []
-        return list(await conn.fetchval(index.sql.reserve_rows, count))
+        async with self.pool.acquire() as conn:
+            return list(await conn.fetchval(index.sql.reserve_rows, count))
 
     async def _finish_write(
         self,
         conn: Connection,
         index: _Index,
         stats: _StatsDelta,
-        written: PostingsBuffer,
+        blocks: postings.Blocks,
         tombstoned: Iterable[str],
     ) -> int:
-        """The write's postings and statistics, then upkeep of the lexemes it touched; the new chunk count."""
-        blocks = written.blocks()
-        if blocks:
-            await conn.execute(index.sql.insert_blocks, *blocks.arguments())
+        """The write's postings blocks and statistics, then upkeep of the lexemes it touched; the new chunk count."""
+        await bulk.copy_blocks(conn, index.sql, blocks)
         total = await self._apply_stats(conn, index, stats)
         lock = f"{self._schema}\x1fpostings\x1f{index.index_id}"
         index.writes += 1
-        index.unmerged.update(written.terms)
+        index.unmerged.update(blocks.terms)
         merging: Iterable[str] = ()
         if index.writes % _MERGE_EVERY == 0 or len(index.unmerged) > _UNMERGED_TERMS:
             merging, index.unmerged = index.unmerged, set()
@@ -569,7 +572,7 @@ class PostgresVectorStore(WorkClaimsMixin):
             await conn.fetch(self._sql.lock_documents, index.index_id, ids)
             old = await conn.fetchrow(index.sql.delete_chunks, ids)
             deleted = await conn.fetch(self._sql.delete_documents, index.index_id, ids)
-            await self._finish_write(conn, index, _StatsDelta.of(old, None), PostingsBuffer(), _lexemes(old))
+            await self._finish_write(conn, index, _StatsDelta.of(old, None), postings.Blocks(), _lexemes(old))
         return len(deleted)
 
     # -- approximate index -------------------------------------------------------------------
@@ -826,14 +829,18 @@ async def _fetch(
     return list(await conn.fetch(sql, *args, *filter_args))
 
 
-def _with_terms(documents: list[PreparedDocument], terms: SliceTerms) -> _Prepared:
-    """Complete the documents' rows with their chunks' terms (``terms`` holds them in chunk order)."""
+def _completed(documents: list[PreparedDocument], terms: SliceTerms, row_ids: Sequence[int]) -> _Prepared:
+    """Complete the documents' rows with their chunks' terms (``terms`` holds them in chunk order) and
+    reserved row ids, and encode the postings blocks."""
     start = 0
     for doc in documents:
         stop = start + len(doc.rows)
         add_terms(doc, terms.tsvectors[start:stop], terms.term_counts[start:stop], terms.identifiers[start:stop])
         start = stop
-    return _Prepared(documents, terms)
+    add_row_ids(documents, row_ids)
+    written = PostingsBuffer()
+    written.add(terms.postings, row_ids, terms.term_counts)
+    return _Prepared(documents, terms, written.blocks())
 
 
 def _lexemes(old: asyncpg.Record | None) -> list[str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable
 
-from runiq_postgresql import postings
+from runiq_postgresql import bulk, postings
 from runiq_postgresql.connection import Connection
 from runiq_postgresql.queries import IndexSql
 
@@ -41,5 +41,4 @@ async def _purge(conn: Connection, sql: IndexSql, terms: list[str]) -> None:
     blocks = await conn.fetch(sql.lock_blocks, terms)
     fresh = await asyncio.to_thread(postings.purged, blocks)
     await conn.execute(sql.delete_blocks, [b["term"] for b in blocks], [b["block"] for b in blocks])
-    if fresh:
-        await conn.execute(sql.insert_blocks, *fresh.arguments())
+    await bulk.copy_blocks(conn, sql, fresh)

@@ -207,15 +207,17 @@ class IngestionPipeline:
         little, as one ``encode`` of everything sorted by length would."""
         store = self._resources.store
         group: _Group = []
+        chunks = 0  # in ``group``: counted as it grows (summing the group per document was quadratic)
         async for window in windows:
             stored = await store.document_hashes(self._name, [d.document_id for d, _ in window])
             pending = await self._prepare_window(window, stored)
             pending.sort(key=_longest_chunk, reverse=True)
             for document in pending:
                 group.append(document)
-                if _chunks(group) >= self._group_chunks:
+                chunks += len(document.chunks)
+                if chunks >= self._group_chunks:
                     await out.put(group)
-                    group = []
+                    group, chunks = [], 0
         if group:
             await out.put(group)
         await out.put(None)
