@@ -310,3 +310,52 @@ async def test_a_large_tie_group_is_cut_by_the_server(
     assert returned == [3]
     hits = await pg_store.lexical_search("ties", parse_lexical_query("shared tag5"), top_k=4)
     assert [h.document_id for h in hits] == ["doc-0005", "doc-0012", "doc-0019", "doc-0026"]
+
+
+async def test_unfiltered_free_text_reads_postings_then_candidates_without_a_transaction(
+    pg_store: PostgresVectorStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two statements, two round trips: no BEGIN or COMMIT around them."""
+    await _both(pg_store, "plain")
+    await _write(pg_store, "plain", _corpus(3, 40), bulk=False)
+    index = await pg_store._require("plain")
+    sent: list[str] = []
+    fetch, execute = asyncpg.Connection.fetch, asyncpg.Connection.execute
+
+    async def recorded_fetch(self: asyncpg.Connection, query: str, *args: object, **kwargs: object) -> object:
+        sent.append(query)
+        return await fetch(self, query, *args, **kwargs)
+
+    async def recorded_execute(self: asyncpg.Connection, query: str, *args: object, **kwargs: object) -> object:
+        sent.append(query)
+        return await execute(self, query, *args, **kwargs)
+
+    monkeypatch.setattr(asyncpg.Connection, "fetch", recorded_fetch)
+    monkeypatch.setattr(asyncpg.Connection, "execute", recorded_execute)
+    hits = await pg_store.lexical_search("plain", parse_lexical_query(f"{COMMON[0]} {RARE[0]}"), top_k=3)
+    assert len(hits) == 3
+    assert sent == [index.sql.read_blocks, index.sql.candidates]
+
+
+async def test_a_candidate_replaced_between_the_two_reads_is_found_in_one_snapshot(
+    pg_store: PostgresVectorStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A replace committed between the postings read and the candidates read deletes the chunk they
+    point at: both are read again in one snapshot, and the document is found, as it now reads."""
+    await _both(pg_store, "race")
+    corpus = {f"doc-{d}": [f"plain words {d}"] for d in range(5)} | {"doc-x": ["zebra crossing"]}
+    await _write(pg_store, "race", corpus, bulk=False)
+    read_blocks = PostgresVectorStore._read_blocks
+    reads: list[bool] = []
+
+    async def racing(self: PostgresVectorStore, conn: Any, index: Any, terms: Any) -> Any:
+        result = await read_blocks(self, conn, index, terms)
+        reads.append(conn.is_in_transaction())
+        if len(reads) == 1:  # committed on another pooled connection
+            await pg_store.replace_document("race", *_item("doc-x", ["zebra crossing again"]))
+        return result
+
+    monkeypatch.setattr(PostgresVectorStore, "_read_blocks", racing)
+    hits = await pg_store.lexical_search("race", parse_lexical_query("zebra"), top_k=3)
+    assert [(h.document_id, h.content) for h in hits] == [("doc-x", "zebra crossing again")]
+    assert reads == [False, True]
