@@ -301,12 +301,10 @@ RETURNING term"""
 def _candidates(t: str, condition: str | None) -> str:
     """$1 row ids, $2 their scores, $3 the scores rounded to nine decimals, $4 k (then a filter's
     parameters): the best k of the chunks still there (and passing the filter), by rounded score then
-    identity, with what a hit needs, and on each row how many of the $1 chunks are still there (an
-    init plan, run once and only when a row is returned)."""
+    identity, with what a hit needs."""
     extra = f" AND {condition}" if condition else ""
     return (
-        "SELECT c.row_id, c.document_id, c.chunk_id, c.content, c.metadata::text AS metadata, x.score, x.rounded, "
-        f"(SELECT count(*) FROM {t} WHERE row_id = ANY($1::int8[])) AS present "
+        "SELECT c.row_id, c.document_id, c.chunk_id, c.content, c.metadata::text AS metadata, x.score, x.rounded "
         "FROM unnest($1::int8[], $2::float8[], $3::float8[]) AS x(row_id, score, rounded) "
         f"JOIN {t} c ON c.row_id = x.row_id{extra} "
         "ORDER BY x.rounded DESC, c.document_id, c.chunk_id LIMIT $4"

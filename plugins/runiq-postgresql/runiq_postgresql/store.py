@@ -730,48 +730,22 @@ class PostgresVectorStore(WorkClaimsMixin):
     async def _bm25_rows(
         self, conn: Connection, index: _Index, terms: QueryTerms, top_k: int, where: FilterNode | None
     ) -> list[Any]:
-        """The BM25 top k: phrase queries in SQL, free text from the postings.
-
-        Unfiltered, the postings and the candidates are read as two statements (two round trips): chunk
-        rows are inserted and deleted, never updated, so unless a candidate was deleted in between (a
-        document replaced or deleted meanwhile), the second read gives what it would have given in the
-        first one's snapshot. If one was, both are read again in one snapshot (a repeatable-read
-        transaction), which filtered searches take from the start (a batch no candidate passes cannot
-        tell a deleted candidate from a filtered one).
-        """
+        """The BM25 top k: phrase queries in SQL, free text from the postings (one snapshot for both reads)."""
         if terms.has_phrases:
             args = (index.index_id, list(terms.terms), list(terms.frequencies), terms.match, top_k)
             return await _fetch(conn, index.sql.phrase, index.sql.phrase_filtered, where, *args)
-        if where is None:
-            rows = await self._bm25_postings(conn, index, terms, top_k, where, checked=True)
-            if rows is not None:
-                return rows
         async with conn.transaction(isolation="repeatable_read", readonly=True):
-            return await self._bm25_postings(conn, index, terms, top_k, where, checked=False) or []
-
-    async def _bm25_postings(
-        self,
-        conn: Connection,
-        index: _Index,
-        terms: QueryTerms,
-        top_k: int,
-        where: FilterNode | None,
-        *,
-        checked: bool,
-    ) -> list[Any] | None:
-        """The BM25 top k from the postings; if ``checked``, ``None`` when a candidate was deleted after
-        they were read."""
-        rows, blocks = await self._read_blocks(conn, index, terms)
-        if not rows:
-            return []
-        chunks, total = int(rows[0]["chunks"]), int(rows[0]["total"])
-        dfs = {row["term"]: int(row["df"]) for row in rows}
-        first = top_k + 4 if where is None else 4 * top_k + 16
-        if sum(len(block["rows"]) for block in blocks) > _THREAD_SCORE_BYTES:
-            batches = await asyncio.to_thread(_ranked, blocks, terms, dfs, (chunks, total), first)
-        else:
-            batches = _ranked(blocks, terms, dfs, (chunks, total), first)
-        return await self._best_rows(conn, index, batches, top_k, where, checked=checked)
+            rows, blocks = await self._read_blocks(conn, index, terms)
+            if not rows:
+                return []
+            chunks, total = int(rows[0]["chunks"]), int(rows[0]["total"])
+            dfs = {row["term"]: int(row["df"]) for row in rows}
+            first = top_k + 4 if where is None else 4 * top_k + 16
+            if sum(len(block["rows"]) for block in blocks) > _THREAD_SCORE_BYTES:
+                batches = await asyncio.to_thread(_ranked, blocks, terms, dfs, (chunks, total), first)
+            else:
+                batches = _ranked(blocks, terms, dfs, (chunks, total), first)
+            return await self._best_rows(conn, index, batches, top_k, where)
 
     async def _read_blocks(
         self, conn: Connection, index: _Index, terms: QueryTerms
@@ -796,29 +770,24 @@ class PostgresVectorStore(WorkClaimsMixin):
         batches: Iterator[ranking.Batch],
         top_k: int,
         where: FilterNode | None,
-        *,
-        checked: bool,
-    ) -> list[Any] | None:
+    ) -> list[Any]:
         """Hand candidates to the server best first, with the best k so far, until k results are settled.
 
         The server orders each batch (rounded score, then identity) and keeps the best k that still
         exist and pass the filter: a tie group, however large, costs one sort there, not a transfer.
-        If ``checked`` (unfiltered only), ``None`` when a candidate no longer exists.
         """
         sql, filter_args = _statement(index.sql.candidates, index.sql.candidates_filtered, where)
         best: list[Any] = []
         for batch in batches:
             if not batch.rows:
                 break
-            ids = [row["row_id"] for row in best] + batch.rows
             args = [
-                ids,
+                [row["row_id"] for row in best] + batch.rows,
                 [row["score"] for row in best] + batch.scores,
                 [row["rounded"] for row in best] + batch.rounded,
+                top_k,
             ]
-            best = list(await conn.fetch(sql, *args, top_k, *filter_args))
-            if checked and (not best or best[0]["present"] < len(ids)):
-                return None  # a candidate was deleted since the postings were read
+            best = list(await conn.fetch(sql, *args, *filter_args))
             if sum(row["rounded"] >= batch.floor for row in best) >= top_k:
                 break
         return best
