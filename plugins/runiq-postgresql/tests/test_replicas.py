@@ -417,7 +417,7 @@ class TestReplicaStoreHnsw(VectorStoreContract):
 
 
 class TestReplicaLexical(LexicalSearchContract):
-    """Lexical contract (BM25 postings then candidates, phrases, substrings) on the standby."""
+    """Lexical contract (BM25 in a repeatable-read read-only transaction, phrases, substrings) on the standby."""
 
     @pytest.fixture
     async def store(self, synced_options: PostgresStoreOptions) -> AsyncIterator[PostgresVectorStore]:
