@@ -55,7 +55,6 @@ if __package__ in (None, ""):
 
 from runiq_postgresql import PostgresStoreOptions, PostgresVectorStore
 from runiq_postgresql.lexical import chunk_terms
-from runiq_postgresql.pool import begin_search
 from runiq_postgresql.rows import query_vector, row_columns
 from runiq_postgresql.schema import chunk_table_ddl, chunk_table_name, postings_table_name, secondary_index_ddl
 
@@ -305,10 +304,7 @@ async def vector_latency(
     sql = index.sql.search_ann or index.sql.search_exact
 
     async def raw_on(conn: Any, encoded: bytes, ef_search: int) -> list[Any]:
-        await begin_search(conn, ef_search=ef_search, filtered=False)
-        rows = list(await conn.fetch(sql, encoded, 10, 30))
-        await conn.execute("COMMIT")
-        return rows
+        return list(await conn.fetch(sql, encoded, 10, 30, ef_search))  # ef_search is local to the statement
 
     async def raw(encoded: bytes, ef_search: int) -> list[Any]:
         async with store.pool.acquire() as conn:  # the statements the store sends, on a pooled connection

@@ -10,8 +10,8 @@ consecutive transactions of one client connection run on different server connec
 - no startup parameters beyond ``application_name`` (which PgBouncer tracks); ``search_path`` is sent
   only when the extensions' schemas are not already on the server's default search path (see
   :func:`_open_pool`);
-- per-search settings (``hnsw.ef_search``, ``hnsw.iterative_scan``) are ``SET LOCAL`` inside the
-  search's transaction (:func:`begin_search`);
+- per-search settings (``hnsw.ef_search``, ``hnsw.iterative_scan``) are set by the search statement
+  itself, local to its implicit transaction (``queries._hnsw_settings``);
 - ``statement_cache_size=0`` turns asyncpg's named prepared statements off (PgBouncer before 1.21,
   or ``max_prepared_statements = 0``): each query is then parsed as the unnamed statement in the
   same protocol exchange as its execution;
@@ -30,11 +30,10 @@ from typing import Any
 import asyncpg
 import numpy as np
 
-from runiq_postgresql.connection import Connection
 from runiq_postgresql.schema import ExtensionSchemas
 from runiq_postgresql.settings import DEFAULT_STATEMENT_CACHE_SIZE
 
-__all__ = ["PoolSettings", "acquire_pool", "begin_search", "encode_tsvector", "encode_vector", "release_pool"]
+__all__ = ["PoolSettings", "acquire_pool", "encode_tsvector", "encode_vector", "release_pool"]
 
 APPLICATION_NAME = "runiq"  # a startup parameter PgBouncer tracks per client
 
@@ -96,27 +95,13 @@ def _for_loop() -> _LoopPools:
     return entry
 
 
-async def begin_search(conn: Connection, *, ef_search: int, filtered: bool) -> None:
-    """Open the transaction of one HNSW search with its settings local to it; the caller commits.
-
-    ``BEGIN`` and the ``SET LOCAL`` statements travel in one simple-query round trip. Nothing outlives
-    the transaction, so the next one may run on another server connection (PgBouncer's transaction
-    pooling) or on this one with the server's defaults. On an error the pool's reset rolls back.
-    """
-    statement = f"BEGIN; SET LOCAL hnsw.ef_search = {int(ef_search)}"
-    if filtered:
-        # Filtered HNSW scans keep walking the graph until enough rows pass the filter.
-        statement += "; SET LOCAL hnsw.iterative_scan = relaxed_order"
-    await conn.execute(statement)
-
-
 async def _reset(conn: asyncpg.Connection) -> None:
     """Returning a connection to the pool costs no round trip unless a transaction is left open.
 
     asyncpg's default reset sends ``pg_advisory_unlock_all(); CLOSE ALL; UNLISTEN *; RESET ALL`` on
-    every release, a full round trip per query. The store keeps no session state: settings are
-    ``SET LOCAL``, there are no cursors or listeners, and the ingestion lease is a transaction-scoped
-    advisory lock (``lease``), released with its transaction.
+    every release, a full round trip per query. The store keeps no session state: settings are local
+    to a transaction, there are no cursors or listeners, and the ingestion lease is a
+    transaction-scoped advisory lock (``lease``), released with its transaction.
     """
     if conn.is_in_transaction():
         await conn.execute("ROLLBACK")

@@ -202,7 +202,7 @@ class IndexSql:
             exact_f = FilteredStatement.split(_search_exact(t, metric, _SLOT), column="metadata", arity=2)
             if ann_expression(dimensions) is not None:
                 ann = _search_ann(t, metric, dimensions, None)
-                ann_f = FilteredStatement.split(_search_ann(t, metric, dimensions, _SLOT), column="metadata", arity=3)
+                ann_f = FilteredStatement.split(_search_ann(t, metric, dimensions, _SLOT), column="metadata", arity=4)
         return cls(
             table=t,
             schema_name=schema,
@@ -320,7 +320,7 @@ def _search_exact(t: str, metric: DistanceMetric, condition: str | None) -> str:
 
 
 def _search_ann(t: str, metric: DistanceMetric, dimensions: int, condition: str | None) -> str:
-    """$1 query vector, $2 k, $3 candidates (then a filter's parameters)."""
+    """$1 query vector, $2 k, $3 candidates, $4 ``hnsw.ef_search`` (then a filter's parameters)."""
     op = distance_operator(metric)
     expression, operand = ann_expression(dimensions), ann_query_operand(dimensions)
     # The inner query is the one HNSW can serve (ORDER BY the indexed distance alone); the outer one
@@ -330,8 +330,25 @@ def _search_ann(t: str, metric: DistanceMetric, dimensions: int, condition: str 
         f"ORDER BY {expression} {op} {operand} LIMIT $3) "
         f"SELECT c.document_id, c.chunk_id, c.content, c.metadata::text AS metadata, "
         f"(c.embedding {op} $1::vector) AS distance FROM candidates JOIN {t} c USING (row_id) "
+        f"WHERE {_hnsw_settings(filtered=condition is not None)} IS NOT NULL "
         "ORDER BY distance, c.document_id, c.chunk_id LIMIT $2"
     )
+
+
+def _hnsw_settings(*, filtered: bool) -> str:
+    """The HNSW search's settings ($4 ``hnsw.ef_search``), as an uncorrelated subquery its result is gated on.
+
+    The planner runs it once, as an init plan, before any row of the join below the gate is read, so
+    the settings are in force before any HNSW scan in the statement walks the graph (pgvector reads
+    them at a scan's first tuple). ``set_config(..., true)`` is local to the transaction, here the
+    statement's own implicit one: nothing outlives the statement, so it works the same behind a
+    transaction-pooling PgBouncer, in one round trip. A filtered scan keeps walking the graph until
+    enough rows pass the filter (``hnsw.iterative_scan``).
+    """
+    settings = "set_config('hnsw.ef_search', $4::int4::text, true)"
+    if filtered:
+        settings += " || set_config('hnsw.iterative_scan', 'relaxed_order', true)"
+    return f"(SELECT {settings})"
 
 
 def _substring(t: str, condition: str | None) -> str:

@@ -63,7 +63,7 @@ from runiq_postgresql.errors import STORE_KIND, guarded, mapped
 from runiq_postgresql.health import ReplicaHealth, probe
 from runiq_postgresql.lease import advisory_lease
 from runiq_postgresql.lexical import QueryTerms, SliceTerms, query_terms, slice_terms
-from runiq_postgresql.pool import PoolSettings, acquire_pool, begin_search, release_pool
+from runiq_postgresql.pool import PoolSettings, acquire_pool, release_pool
 from runiq_postgresql.postings import PostingsBuffer
 from runiq_postgresql.queries import FilteredStatement, IndexSql, SchemaSql
 from runiq_postgresql.replicas import ReadRouter, routed_read
@@ -695,9 +695,9 @@ class PostgresVectorStore(WorkClaimsMixin):
         candidates = min(ef, 2 * top_k + 10)
         async with self.read_router.connection() as conn:
             if index.ann and sql.search_ann is not None and 2 * top_k + 10 <= _MAX_EF_SEARCH:
-                await begin_search(conn, ef_search=ef, filtered=where is not None)
-                rows = await _fetch(conn, sql.search_ann, sql.search_ann_filtered, where, encoded, top_k, candidates)
-                await conn.execute("COMMIT")  # on an error the pool's reset rolls back instead
+                # One statement: its HNSW settings are local to it (queries._hnsw_settings).
+                args = (encoded, top_k, candidates, ef)
+                rows = await _fetch(conn, sql.search_ann, sql.search_ann_filtered, where, *args)
                 if where is None or len(rows) >= top_k:
                     return [_vector_hit(index.spec.metric, row) for row in rows]
                 # The iterative scan stopped (hnsw.max_scan_tuples) before k chunks passed the filter,

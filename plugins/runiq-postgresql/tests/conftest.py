@@ -29,6 +29,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 import asyncpg
 import pytest
 
+import runiq_postgresql.store as store_module
 from runiq_postgresql import PostgresStoreOptions, PostgresVectorStore
 
 
@@ -80,6 +81,23 @@ async def pg_store(options: PostgresStoreOptions) -> AsyncIterator[PostgresVecto
     """An open store on a fresh schema (exact vector search: the HNSW threshold is not reached)."""
     async with PostgresVectorStore(options) as store:
         yield store
+
+
+@pytest.fixture
+def through_the_graph(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stores' HNSW statements run with sorts and sequential scans priced out (in a transaction
+    around the statement): on a few rows the planner would otherwise sort them all instead of walking
+    the HNSW graph (bitmap scans stay allowed). Every other statement is planned as usual."""
+    fetch = store_module._fetch
+
+    async def priced_out(conn: Any, plain: str, *rest: Any) -> list[Any]:
+        if "hnsw.ef_search" not in plain:
+            return await fetch(conn, plain, *rest)
+        async with conn.transaction():
+            await conn.execute("SET LOCAL enable_sort = off; SET LOCAL enable_seqscan = off")
+            return await fetch(conn, plain, *rest)
+
+    monkeypatch.setattr(store_module, "_fetch", priced_out)
 
 
 @pytest.fixture

@@ -24,7 +24,6 @@ import numpy as np
 import pytest
 
 import runiq_postgresql.plugin
-import runiq_postgresql.store as store_module
 from runiq.hosting import HostBuilder
 from runiq.rag import (
     HashingEmbedding,
@@ -41,7 +40,6 @@ from runiq.rag.providers import IndexSpec, StoredDocument, parse_lexical_query
 from runiq.rag.testing import CANARY, MetadataFilterContract, make_chunks
 from runiq.rag.testing.filter_cases import FILTER_CASES, FILTER_ROWS, INJECTION_KEY
 from runiq_postgresql import PostgresStoreOptions, PostgresVectorStorage, PostgresVectorStore
-from runiq_postgresql.pool import begin_search
 
 
 class TestPostgresFilters(MetadataFilterContract):
@@ -53,21 +51,11 @@ class TestPostgresFilters(MetadataFilterContract):
             yield store
 
 
-async def _through_the_graph(conn: asyncpg.Connection, *, ef_search: int, filtered: bool) -> None:
-    """``begin_search``, with sorts and sequential scans priced out: on a few rows the planner would
-    otherwise sort them all instead of walking the HNSW graph (bitmap scans stay allowed)."""
-    await begin_search(conn, ef_search=ef_search, filtered=filtered)
-    await conn.execute("SET LOCAL enable_sort = off; SET LOCAL enable_seqscan = off")
-
-
 class TestPostgresFiltersHnsw(MetadataFilterContract):
     """The same through HNSW's filtered iterative scan (index built when the logical index is created)."""
 
     @pytest.fixture
-    async def store(
-        self, options: PostgresStoreOptions, monkeypatch: pytest.MonkeyPatch
-    ) -> AsyncIterator[PostgresVectorStore]:
-        monkeypatch.setattr(store_module, "begin_search", _through_the_graph)
+    async def store(self, options: PostgresStoreOptions, through_the_graph: None) -> AsyncIterator[PostgresVectorStore]:
         async with PostgresVectorStore(options.model_copy(update={"ann_min_rows": 0})) as store:
             yield store
 
@@ -111,11 +99,10 @@ async def test_phrase_and_fragment_queries_filter_like_the_reference(pg_store: P
 
 
 async def test_a_filtered_hnsw_search_that_finds_fewer_than_k_is_answered_by_an_exact_scan(
-    options: PostgresStoreOptions, monkeypatch: pytest.MonkeyPatch
+    options: PostgresStoreOptions, monkeypatch: pytest.MonkeyPatch, through_the_graph: None
 ) -> None:
     """The iterative scan gives up after ``hnsw.max_scan_tuples`` visits, so fewer than k hits may
     mean that it stopped early: the exact scan then answers (here three chunks pass at all)."""
-    monkeypatch.setattr(store_module, "begin_search", _through_the_graph)
     rng = np.random.default_rng(7)
     vectors = rng.normal(size=(400, 8)).astype(np.float32)
     async with PostgresVectorStore(options.model_copy(update={"ann_min_rows": 0})) as store:
@@ -138,11 +125,10 @@ def _nearest(vectors: np.ndarray, query: np.ndarray, allowed: list[int], k: int)
 
 
 async def test_ranges_and_equality_through_hnsw_return_the_exact_top_k(
-    options: PostgresStoreOptions, monkeypatch: pytest.MonkeyPatch
+    options: PostgresStoreOptions, through_the_graph: None
 ) -> None:
     """A 1% and a 50% range, a date range and an equality with a list on 2,000 chunks: HNSW's
     filtered iterative scan finds the exact filtered top k."""
-    monkeypatch.setattr(store_module, "begin_search", _through_the_graph)
     rng = np.random.default_rng(11)
     vectors = rng.normal(size=(2000, 16)).astype(np.float32)
     metadata = [

@@ -42,7 +42,7 @@ class TestBouncedStoreExact(VectorStoreContract):
 
 
 class TestBouncedStoreHnsw(VectorStoreContract):
-    """Vector contract through the HNSW path (``SET LOCAL hnsw.ef_search`` in each search's transaction)."""
+    """Vector contract through the HNSW path (``hnsw.ef_search`` set in each search's statement)."""
 
     @pytest.fixture
     async def store(self, bounced_options: PostgresStoreOptions) -> AsyncIterator[PostgresVectorStore]:

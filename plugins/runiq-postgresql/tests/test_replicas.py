@@ -408,7 +408,7 @@ async def replica_reading(options: PostgresStoreOptions) -> AsyncIterator[Postgr
 
 
 class TestReplicaStoreHnsw(VectorStoreContract):
-    """Vector contract, HNSW path (``SET LOCAL`` in a transaction on the standby), reads on the standby."""
+    """Vector contract, HNSW path (settings set in the search's statement on the standby), reads on the standby."""
 
     @pytest.fixture
     async def store(self, synced_options: PostgresStoreOptions) -> AsyncIterator[PostgresVectorStore]:

@@ -1,6 +1,6 @@
 """Pooled connections keep no session state that transaction pooling would break (direct server).
 
-Searches set ``hnsw.ef_search`` (and the iterative scan) locally to their transaction, no custom
+Searches set ``hnsw.ef_search`` (and the iterative scan) locally to their statement, no custom
 startup parameter is sent, the statement cache is an option, and the ingestion lease lives in a
 transaction. The same store behind PgBouncer: ``test_pgbouncer``.
 """
@@ -18,11 +18,9 @@ import numpy as np
 import pytest
 from pydantic import SecretStr, ValidationError
 
-import runiq_postgresql.store as store_module
 from runiq.rag.providers import IndexSpec, StoredDocument, parse_lexical_query
 from runiq.rag.testing import make_chunks
 from runiq_postgresql import PostgresStoreOptions, PostgresVectorStore
-from runiq_postgresql.pool import begin_search
 
 PGVECTOR_DEFAULT_EF_SEARCH = "40"
 
@@ -42,42 +40,43 @@ async def test_pooled_connections_carry_no_custom_startup_settings(pg_store: Pos
         assert await conn.fetchval("SHOW application_name") == "runiq"
 
 
-async def test_search_settings_end_with_the_search_transaction(pg_store: PostgresVectorStore) -> None:
-    """begin_search opens a transaction whose SET LOCALs are gone after it, on the same connection."""
-    async with pg_store.pool.acquire() as conn:
-        await _load_vector(conn)
-        await begin_search(conn, ef_search=123, filtered=True)
-        assert conn.is_in_transaction()
-        assert await conn.fetchval("SHOW hnsw.ef_search") == "123"
-        assert await conn.fetchval("SHOW hnsw.iterative_scan") == "relaxed_order"
-        await conn.execute("COMMIT")
-        assert await conn.fetchval("SHOW hnsw.ef_search") == PGVECTOR_DEFAULT_EF_SEARCH
-        assert await conn.fetchval("SHOW hnsw.iterative_scan") == "off"
-        await begin_search(conn, ef_search=160, filtered=False)
-        assert await conn.fetchval("SHOW hnsw.iterative_scan") == "off"
-        await conn.execute("ROLLBACK")
+async def _graph_index(store: PostgresVectorStore, rows: int) -> np.ndarray:
+    """``rows`` chunks ``d#i`` with random vectors, metadata ``{"n": i}``, searched through HNSW."""
+    vectors = np.random.default_rng(3).normal(size=(rows, 8)).astype(np.float32)
+    await store.ensure_index(IndexSpec(name="v", dimensions=8))
+    chunks = [dataclasses.replace(c, metadata={"n": i}) for i, c in enumerate(make_chunks("d", ["x"] * rows))]
+    await store.replace_document("v", StoredDocument(document_id="d", content_hash="h"), chunks, vectors)
+    assert (await store._require("v")).ann
+    return vectors
 
 
-async def test_every_hnsw_search_sets_its_ef_search_in_its_transaction(
-    options: PostgresStoreOptions, monkeypatch: pytest.MonkeyPatch
+async def test_hnsw_searches_set_their_settings_for_their_statement_alone(
+    options: PostgresStoreOptions, through_the_graph: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The default floor (160) too: no search relies on a session value any more."""
-    seen: list[tuple[int, bool, str]] = []
+    """ef_search (``4 * top_k`` above the floor) and the filtered iterative scan reach the graph walk
+    of the search's one statement, and the one pooled connection keeps the server's values after it."""
+    single = {"ann_min_rows": 0, "pool_min_size": 1, "pool_max_size": 1}
+    async with PostgresVectorStore(options.model_copy(update=single)) as store:
+        vectors = await _graph_index(store, 300)
+        statements: list[str] = []
+        fetch = asyncpg.Connection.fetch
 
-    async def recording(conn: asyncpg.Connection, *, ef_search: int, filtered: bool) -> None:
-        await begin_search(conn, ef_search=ef_search, filtered=filtered)
-        seen.append((ef_search, filtered, await conn.fetchval("SHOW hnsw.ef_search")))
+        async def recorded(conn: asyncpg.Connection, query: str, *args: object, **kwargs: object) -> object:
+            statements.append(query)
+            return await fetch(conn, query, *args, **kwargs)
 
-    monkeypatch.setattr(store_module, "begin_search", recording)
-    async with PostgresVectorStore(options.model_copy(update={"ann_min_rows": 0})) as store:
-        await store.ensure_index(IndexSpec(name="v", dimensions=3))
-        chunks = [dataclasses.replace(c, metadata={"g": 1}) for c in make_chunks("d", ["a", "b"])]
-        await store.replace_document("v", StoredDocument(document_id="d", content_hash="h"), chunks, np.eye(3)[:2])
-        query = np.array([1, 0, 0], dtype=np.float32)
-        assert [h.chunk_id for h in await store.search("v", query, top_k=10)] == ["d#0", "d#1"]
-        assert len(await store.search("v", query, top_k=60)) == 2
-        assert len(await store.search("v", query, top_k=10, filters={"g": 1})) == 2
-    assert seen == [(160, False, "160"), (240, False, "240"), (160, True, "160")]
+        monkeypatch.setattr(asyncpg.Connection, "fetch", recorded)
+        # pgvector's default ef_search (40) would stop the unfiltered walk at 40 chunks.
+        assert len(await store.search("v", vectors[0], top_k=60)) == 60
+        # Without the iterative scan, the 160 chunks walked hold about 16 of the 30 that pass:
+        # the store would fall back to a second, exact statement.
+        hits = await store.search("v", vectors[0], top_k=20, filters={"n": {"$lt": 30}})
+        assert len(hits) == 20
+        assert [sql.split()[0] for sql in statements] == ["WITH", "WITH"]
+        monkeypatch.undo()
+        async with store.pool.acquire() as conn:
+            assert await conn.fetchval("SHOW hnsw.ef_search") == PGVECTOR_DEFAULT_EF_SEARCH
+            assert await conn.fetchval("SHOW hnsw.iterative_scan") == "off"
 
 
 def _database_dsn(dsn: str, database: str) -> str:
