@@ -3,6 +3,7 @@ from the ``runiq-documents`` plugin distribution."""
 
 from __future__ import annotations
 
+from runiq.hosting.builder import BUILTINS_NAME
 from runiq.rag._loaders.base import DocumentLoader
 from runiq.rag._loaders.csv_loader import CsvLoader, TsvLoader
 from runiq.rag._loaders.html_loader import HtmlLoader
@@ -35,6 +36,6 @@ def register_builtin_loaders(registry: LoaderRegistry) -> None:
 def builtin_registry() -> LoaderRegistry:
     """A registry of the built-in loaders only: what a directory source reads when it is given none."""
     registry = LoaderRegistry()
-    registry.set_current_plugin("runiq.rag._builtins")
+    registry.set_current_plugin(BUILTINS_NAME)  # the name the plugin host gives the built-in providers
     register_builtin_loaders(registry)
     return registry
