@@ -33,6 +33,8 @@ import numpy as np
 from benchmarks._beir import BeirCollection, load_beir
 from runiq.rag import RagDocument
 from runiq.rag._chunking import ChunkingOptions, TextChunker
+from runiq.rag._loaders.text_title import plain_text_title
+from runiq.rag.providers import chunk_indexed_text
 
 __all__ = [
     "chunk_corpus",
@@ -169,11 +171,14 @@ def document_files(data_dir: Path, collection: BeirCollection, *, markdown: bool
 
 
 def chunk_texts(root: Path, options: ChunkingOptions) -> list[str]:
-    """The chunk contents ingestion produces from ``root``'s files, in file order."""
+    """The texts ingestion embeds for ``root``'s files, in file order: each chunk under its document's
+    title (the text loader's heading-like first line, else the file name) as the pipeline indexes it."""
     chunker = TextChunker(options)
     out: list[str] = []
     for path in corpus_files(root):
         relative = path.relative_to(root).as_posix()
-        document = RagDocument(document_id=relative, content=path.read_bytes().decode("utf-8-sig"), title=path.stem)
-        out.extend(chunk.content for chunk in chunker.chunk(document))
+        text = path.read_bytes().decode("utf-8-sig")
+        title = plain_text_title(text) or path.stem
+        document = RagDocument(document_id=relative, content=text, title=title, metadata={"title": title})
+        out.extend(chunk_indexed_text(chunk) for chunk in chunker.chunk(document))
     return out
