@@ -1,6 +1,8 @@
-"""Lazy re-exports (PEP 562) for the faces ``runiq.rag`` and ``runiq.rag.providers``.
+"""Lazy re-exports (PEP 562) for the faces ``runiq.rag`` and ``runiq.rag.providers``, and for private
+packages that re-export a name whose module is costly to import (numpy, the BM25 engine).
 
-A face lists its names in ``__all__`` and imports them under ``if _TYPE_CHECKING:``. Type checkers
+A module lists its names in ``__all__`` and imports the lazy ones under ``if _TYPE_CHECKING:`` (or
+``if TYPE_CHECKING:``). Type checkers
 read those imports; at run time they are parsed once to learn which module defines each name, and
 that module is imported when the name is first looked up. So importing a face costs nothing until a
 name is used (``from runiq.rag.providers import hookimpl`` does not load the RAG core).
@@ -17,11 +19,13 @@ from typing import Any
 
 __all__ = ["lazy_face"]
 
+_GUARDS = ("_TYPE_CHECKING", "TYPE_CHECKING")
+
 
 def _origins(face_file: str) -> dict[str, str]:
-    """Name -> defining module, read from the face's ``if _TYPE_CHECKING:`` imports."""
+    """Name -> defining module, read from the module's ``if _TYPE_CHECKING:`` imports."""
     tree = ast.parse(pathlib.Path(face_file).read_text(encoding="utf-8"))
-    block = next(node for node in tree.body if isinstance(node, ast.If) and ast.unparse(node.test) == "_TYPE_CHECKING")
+    block = next(node for node in tree.body if isinstance(node, ast.If) and ast.unparse(node.test) in _GUARDS)
     return {
         alias.asname or alias.name: statement.module
         for statement in block.body

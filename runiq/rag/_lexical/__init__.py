@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from runiq._lazy import lazy_names
+from runiq.rag._lazy import lazy_face
 from runiq.rag._lexical.analysed import AnalysedQuery, analyse_query
 from runiq.rag._lexical.options import DEFAULT_ANALYZER, LexicalOptions
 from runiq.rag._lexical.query import LexicalQuery, parse_lexical_query
@@ -40,13 +40,4 @@ __all__ = [
 if not TYPE_CHECKING:  # hidden from type checkers, which would otherwise accept any attribute
     # These modules import numpy, which tokenising (the lexical-overlap reranker, a store's analyzer
     # options) does not need.
-    __getattr__, __dir__ = lazy_names(
-        __name__,
-        {
-            "BM25Index": "runiq.rag._lexical.engine",
-            "BM25Parameters": "runiq.rag._lexical.bm25",
-            "bm25_idf": "runiq.rag._lexical.bm25",
-            "bm25_length_norm": "runiq.rag._lexical.bm25",
-            "bm25_term_score": "runiq.rag._lexical.bm25",
-        },
-    )
+    __getattr__, __dir__ = lazy_face(__name__, __file__, __all__, globals())

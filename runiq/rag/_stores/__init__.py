@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from runiq._lazy import lazy_names
+from runiq.rag._lazy import lazy_face
 from runiq.rag._stores.base import (
     BulkDocumentWriter,
     DistanceMetric,
@@ -42,10 +42,4 @@ __all__ = [
 
 if not TYPE_CHECKING:  # hidden from type checkers, which would otherwise accept any attribute
     # The in-memory store's module imports numpy and the BM25 engine; the boundary protocols do not.
-    __getattr__, __dir__ = lazy_names(
-        __name__,
-        {
-            "InMemoryVectorStore": "runiq.rag._stores.memory",
-            "InMemoryVectorStoreSelection": "runiq.rag._stores.memory",
-        },
-    )
+    __getattr__, __dir__ = lazy_face(__name__, __file__, __all__, globals())
