@@ -26,7 +26,7 @@ counted as skipped and seen (so it is not deleted).
 from __future__ import annotations
 
 import asyncio
-import sys
+import functools
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -34,7 +34,7 @@ from runiq.errors import first_leaf
 from runiq.rag._documents import RagDocument
 from runiq.rag._ingestion.embedding import GroupEmbedder, Vectors
 from runiq.rag._ingestion.operation import RagIngestionPhase
-from runiq.rag._ingestion.preparing import Pending, Unusable, prepare_off_loop
+from runiq.rag._ingestion.preparing import Pending, Unusable, prepare_off_loop, prepare_some
 from runiq.rag._ingestion.progress import ProgressTracker
 from runiq.rag._ingestion.unchanged import StampChooser
 from runiq.rag._ingestion.writing import GroupWriter
@@ -233,12 +233,14 @@ class IngestionPipeline:
             start = position
             with stage_span("chunk", index=self._name) as span:
                 prepared, position = await prepare_off_loop(
-                    documents,
-                    position,
-                    stored,
-                    sys.maxsize,
-                    fingerprint=self._resources.configuration_fingerprint,
-                    chunking=self._resources.definition.chunking,
+                    functools.partial(
+                        prepare_some,
+                        documents,
+                        position,
+                        stored,
+                        fingerprint=self._resources.configuration_fingerprint,
+                        chunking=self._resources.definition.chunking,
+                    )
                 )
                 span.counts(documents=len(prepared))
             for outcome, (document, stamp) in zip(prepared, window[start:position], strict=True):

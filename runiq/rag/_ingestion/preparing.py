@@ -8,9 +8,10 @@ Whatever goes wrong with one document is that document's failure with a content-
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TypeVar
 
 from runiq.rag._chunking.base import ChunkingOptions, chunker_for
 from runiq.rag._documents import RagChunk, RagDocument
@@ -24,6 +25,8 @@ _PREPARE_DOCUMENTS = 256
 # each thread that allocates a window's chunks keeps its own malloc arena at its peak (with the default
 # pool's threads, a 200,000-file run's peak RSS growth was 130 MiB against 64 MiB in one arena).
 _PREPARING = ThreadPoolExecutor(max_workers=1, thread_name_prefix="runiq-prepare")
+
+T = TypeVar("T")
 
 
 @dataclass(slots=True)
@@ -50,43 +53,26 @@ class Unusable:
 Prepared = Pending | Unusable | None
 
 
-async def prepare_off_loop(
-    documents: Sequence[RagDocument],
-    start: int,
-    stored: Mapping[str, str],
-    room: int,
-    *,
-    fingerprint: str,
-    chunking: ChunkingOptions,
-) -> tuple[list[Prepared], int]:
-    """:func:`prepare_some` in the preparing thread."""
-    loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(
-        _PREPARING, lambda: prepare_some(documents, start, stored, room, fingerprint=fingerprint, chunking=chunking)
-    )
+async def prepare_off_loop(work: Callable[[], T]) -> T:
+    """``work`` (a :func:`prepare_some` call, bound with :func:`functools.partial`) in the preparing thread."""
+    return await asyncio.get_running_loop().run_in_executor(_PREPARING, work)
 
 
 def prepare_some(
     documents: Sequence[RagDocument],
     start: int,
     stored: Mapping[str, str],
-    room: int,
     *,
     fingerprint: str,
     chunking: ChunkingOptions,
 ) -> tuple[list[Prepared], int]:
-    """In a worker thread: prepare documents from ``start`` until ``room`` chunks are ready."""
-    prepared: list[Prepared] = []
-    chunks = 0
-    index = start
-    while index < len(documents) and chunks < room and index - start < _PREPARE_DOCUMENTS:
-        document = documents[index]
-        outcome = _prepare(document, stored.get(document.document_id), fingerprint, chunking)
-        if isinstance(outcome, Pending):
-            chunks += len(outcome.chunks)
-        prepared.append(outcome)
-        index += 1
-    return prepared, index
+    """In a worker thread: prepare up to ``_PREPARE_DOCUMENTS`` documents from ``start``; the outcomes and
+    the position after them."""
+    end = min(len(documents), start + _PREPARE_DOCUMENTS)
+    prepared = [
+        _prepare(document, stored.get(document.document_id), fingerprint, chunking) for document in documents[start:end]
+    ]
+    return prepared, end
 
 
 def _prepare(document: RagDocument, stored_hash: str | None, fingerprint: str, chunking: ChunkingOptions) -> Prepared:
