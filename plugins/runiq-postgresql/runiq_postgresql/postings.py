@@ -63,9 +63,6 @@ class Blocks:
     def __len__(self) -> int:
         return len(self.terms)
 
-    def arguments(self) -> tuple[list[Any], ...]:
-        return self.terms, self.high, self.wide, self.sizes, self.rows, self.tfs, self.lengths
-
     def records(self) -> Iterator[tuple[Any, ...]]:
         """The blocks as rows of :data:`COLUMNS`, for a binary COPY into the postings table (an iterator:
         COPY encodes each row as it comes, so ``zip`` reuses one tuple instead of allocating one per block)."""

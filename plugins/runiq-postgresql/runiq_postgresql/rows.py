@@ -133,7 +133,7 @@ def _encoded(spec: IndexSpec, matrix: npt.NDArray[np.float32]) -> list[bytes]:
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
         np.divide(matrix, norms, out=matrix, where=norms > 0)  # a zero row stays zero
     header = int(matrix.shape[1]).to_bytes(2, "big") + b"\x00\x00"
-    if matrix.dtype.byteorder != ">" and np.little_endian:
+    if np.little_endian:  # prepare_many concatenates into native float32
         matrix.byteswap(inplace=True)  # now big-endian bytes, as pgvector's binary format wants
     return [header + row.tobytes() for row in matrix]
 

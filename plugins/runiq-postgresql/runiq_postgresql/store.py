@@ -130,20 +130,18 @@ class _StatsDelta:
 
     @classmethod
     def of(cls, old: asyncpg.Record | None, new: _Prepared | None) -> _StatsDelta:
+        """The new documents' statistics (``new``) minus those of the chunks they replace (``old``)."""
         stats = cls()
-        stats.add(old, new)
-        return stats
-
-    def add(self, old: asyncpg.Record | None, new: _Prepared | None) -> None:
         if new is not None:
-            self.frequencies.update(new.terms.frequencies)
+            stats.frequencies.update(new.terms.frequencies)
             for doc in new.documents:
-                self.chunks += len(doc.rows)
-                self.terms += doc.total_terms
+                stats.chunks += len(doc.rows)
+                stats.terms += doc.total_terms
         if old is not None:
-            self.frequencies.subtract(dict(zip(old["lexemes"], old["counts"], strict=True)))
-            self.chunks -= old["chunks"]
-            self.terms -= old["terms"]
+            stats.frequencies.subtract(dict(zip(old["lexemes"], old["counts"], strict=True)))
+            stats.chunks -= old["chunks"]
+            stats.terms -= old["terms"]
+        return stats
 
 
 class StoreState(StrEnum):

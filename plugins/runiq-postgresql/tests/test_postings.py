@@ -24,7 +24,7 @@ def _records(blocks: Blocks, *, start: int = 1) -> list[dict[str, Any]]:
             "tfs": tfs,
             "lengths": lengths,
         }
-        for i, (term, high, wide, _, rows, tfs, lengths) in enumerate(zip(*blocks.arguments(), strict=True))
+        for i, (term, _, high, wide, _, rows, tfs, lengths) in enumerate(blocks.records())
     ]
 
 

@@ -11,15 +11,14 @@ import numpy as np
 
 from runiq.rag._lexical import DEFAULT_ANALYZER, AnalysedQuery, BM25Index
 from runiq_postgresql.lexical import slice_terms
-from runiq_postgresql.postings import Blocks, PostingsBuffer, gather
+from runiq_postgresql.postings import COLUMNS, Blocks, PostingsBuffer, gather
 from runiq_postgresql.ranking import Candidates, batches, score
 
 WORDS = ["remote", "work", "policy", "travel", "expense", "receipt", "hybrid", "index", "the", "of", "POL-HR-014"]
 
 
 def _records(blocks: Blocks) -> list[dict[str, Any]]:
-    names = ("term", "high", "wide", "size", "rows", "tfs", "lengths")
-    return [dict(zip(names, values, strict=True), dead=False) for values in zip(*blocks.arguments(), strict=True)]
+    return [dict(zip(COLUMNS, values, strict=True)) for values in blocks.records()]
 
 
 def _tombstone(term: str, rows: list[int]) -> dict[str, Any]:
