@@ -7,8 +7,8 @@ cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
 . .venv/bin/activate
 # Lint and format: the library, every plugin, the tests, benchmarks, examples and these scripts.
-ruff check conftest.py runiq plugins tests benchmarks examples scripts
-ruff format --check conftest.py runiq plugins tests benchmarks examples scripts
+ruff check runiq plugins tests benchmarks examples scripts
+ruff format --check runiq plugins tests benchmarks examples scripts
 # mypy --strict over the core and every plugin, from this checkout however they are installed.
 python scripts/typecheck.py
 python -m pytest "$@"
