@@ -29,7 +29,7 @@ Row ids are never reused, so a tombstone stays true until its posting is purged.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise, repeat
 from typing import Any
@@ -39,7 +39,18 @@ import numpy.typing as npt
 
 from runiq_postgresql.lexical import SlicePostings
 
-__all__ = ["COLUMNS", "MAX_TF", "Blocks", "Gathered", "PostingsBuffer", "gather", "purged"]
+__all__ = [
+    "COLUMNS",
+    "MAX_TF",
+    "Blocks",
+    "Gathered",
+    "PostingsBuffer",
+    "TermPostings",
+    "decode",
+    "gather",
+    "joined",
+    "purged",
+]
 
 MAX_TF = 256  # lexical.MAX_POSITIONS_PER_LEXEME: a tf fits one byte as tf - 1
 _LOW = np.int64(0xFFFFFFFF)
@@ -135,21 +146,78 @@ class PostingsBuffer:
         return _encode(list(number), np.concatenate(term_ids), *columns)
 
 
+@dataclass(slots=True)
+class TermPostings:
+    """One lexeme's postings as read in one snapshot, decoded: the live postings' row ids (``high``
+    applied), term frequencies minus one (as stored) and BM25 lengths (native unsigned integers), and
+    the rows its tombstones name. ``memo`` is free for the scorer: the lexeme's BM25 contributions for
+    the statistics they were computed with (see ``ranking``)."""
+
+    rows: _Ints
+    tfs: npt.NDArray[np.uint8]
+    lengths: npt.NDArray[np.unsignedinteger[Any]]
+    dead: _Ints
+    memo: tuple[Any, npt.NDArray[np.float64]] | None = None
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes its arrays hold, the memo included (8 a live posting, once computed)."""
+        arrays = (self.rows, self.tfs, self.lengths, self.dead)
+        return sum(a.nbytes for a in arrays) + 8 * len(self.rows)
+
+
+def decode(blocks: Sequence[Any]) -> TermPostings:
+    """One lexeme's blocks (records with the table's columns; live blocks and tombstones, any order)."""
+    live = [block for block in blocks if not block["dead"]]
+    tfs = np.frombuffer(b"".join(block["tfs"] for block in live), dtype=np.uint8)
+    return TermPostings(_rows(live), tfs, _lengths(live), _rows([block for block in blocks if block["dead"]]))
+
+
+def joined(parts: Sequence[TermPostings]) -> TermPostings:
+    """Postings of one lexeme from several reads (blocks already held and blocks read now), concatenated."""
+    if len(parts) == 1:
+        return parts[0]
+    return TermPostings(
+        np.concatenate([p.rows for p in parts]),
+        np.concatenate([p.tfs for p in parts]),
+        np.concatenate([p.lengths for p in parts]),
+        np.concatenate([p.dead for p in parts]),
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class Gathered:
-    """Postings of some lexemes as flat arrays, lexeme after lexeme (``starts`` delimits them).
+    """Postings of some lexemes, lexeme after lexeme in query order (``terms[i]`` has ``postings[i]``),
+    and ``dead``: the rows tombstoned in any lexeme read (deleted chunks, whose postings may still be
+    in the blocks).
 
-    ``dead`` holds the rows tombstoned in any of the lexemes: deleted chunks, whose postings may
-    still be in the blocks read. ``tfs`` are float64, ready for BM25; ``lengths`` are the stored
-    unsigned integers (BM25 converts them in its first operation).
+    The flat views (``starts``, ``rows``, ``tfs`` as float64 term frequencies, ``lengths``) concatenate
+    the lexemes' arrays on each access.
     """
 
     terms: list[str]
-    starts: list[int]
-    rows: _Ints
-    tfs: npt.NDArray[np.float64]
-    lengths: npt.NDArray[np.unsignedinteger[Any]]
+    postings: list[TermPostings]
     dead: _Ints
+
+    @property
+    def starts(self) -> list[int]:
+        return np.cumsum([0, *(len(p.rows) for p in self.postings)]).tolist()
+
+    @property
+    def rows(self) -> _Ints:
+        return _joined([p.rows for p in self.postings], np.int64)
+
+    @property
+    def tfs(self) -> npt.NDArray[np.float64]:
+        return np.add(_joined([p.tfs for p in self.postings], np.uint8), 1.0)
+
+    @property
+    def lengths(self) -> npt.NDArray[np.unsignedinteger[Any]]:
+        return _joined([p.lengths for p in self.postings], np.uint16)
+
+
+def _joined(arrays: list[npt.NDArray[Any]], empty: type[np.generic]) -> npt.NDArray[Any]:
+    return np.concatenate(arrays) if arrays else np.empty(0, dtype=empty)
 
 
 def _rows(blocks: Sequence[Any]) -> _Ints:
@@ -163,24 +231,24 @@ def _rows(blocks: Sequence[Any]) -> _Ints:
 
 def _lengths(blocks: Sequence[Any]) -> npt.NDArray[np.unsignedinteger[Any]]:
     if not any(block["wide"] for block in blocks):
-        return np.frombuffer(b"".join(block["lengths"] for block in blocks), dtype=">u2")
+        return np.frombuffer(b"".join(block["lengths"] for block in blocks), dtype=">u2").astype(np.uint16)
     parts = [np.frombuffer(block["lengths"], dtype=">u4" if block["wide"] else ">u2") for block in blocks]
-    return np.concatenate(parts)
+    return np.concatenate(parts).astype(np.uint32)
 
 
 def gather(blocks: Iterable[Any], terms: Sequence[str]) -> Gathered:
-    """The blocks read for ``terms`` (records with the table's columns), joined in ``terms`` order."""
-    live: dict[str, list[Any]] = {}
-    tombstones: list[Any] = []
+    """The blocks read for ``terms`` (records with the table's columns), decoded in ``terms`` order."""
+    by_term: dict[str, list[Any]] = {}
     for block in blocks:
-        (tombstones if block["dead"] else live.setdefault(block["term"], [])).append(block)
-    found = [term for term in terms if term in live]
-    ordered = [block for term in found for block in live[term]]
-    starts = [0]
-    for term in found:
-        starts.append(starts[-1] + sum(len(block["tfs"]) for block in live[term]))
-    tfs = np.add(np.frombuffer(b"".join(block["tfs"] for block in ordered), dtype=np.uint8), 1.0)
-    return Gathered(found, starts, _rows(ordered), tfs, _lengths(ordered), _rows(tombstones))
+        by_term.setdefault(block["term"], []).append(block)
+    read = {term: decode(own) for term, own in by_term.items()}
+    return gathered(read, [term for term in terms if term in read and len(read[term].rows)])
+
+
+def gathered(read: Mapping[str, TermPostings], terms: Sequence[str]) -> Gathered:
+    """``terms`` (each in ``read``) in that order, with the rows tombstoned in any lexeme of ``read``."""
+    dead = [p.dead for p in read.values() if len(p.dead)]
+    return Gathered(list(terms), [read[term] for term in terms], _joined(dead, np.int64))
 
 
 def purged(blocks: Sequence[Any]) -> Blocks:
@@ -191,13 +259,13 @@ def purged(blocks: Sequence[Any]) -> Blocks:
     terms: list[str] = []
     columns: list[list[_Ints]] = [[], [], [], []]
     for term, own in by_term.items():
-        postings = gather(own, [term])
+        postings = decode(own)
         keep = ~np.isin(postings.rows, postings.dead)
         if not keep.any():
             continue
         columns[0].append(np.full(int(keep.sum()), len(terms), dtype=np.int64))
         columns[1].append(postings.rows[keep])
-        columns[2].append(postings.tfs[keep].astype(np.int64))
+        columns[2].append(postings.tfs[keep].astype(np.int64) + 1)
         columns[3].append(postings.lengths[keep].astype(np.int64))
         terms.append(term)
     if not terms:

@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from runiq.rag.providers import BM25Parameters, bm25_idf, bm25_length_norm, bm25_term_score
-from runiq_postgresql.postings import Gathered
+from runiq_postgresql.postings import Gathered, TermPostings
 
 __all__ = ["BM25", "BM25_B", "BM25_K1", "Batch", "Candidates", "batches", "score"]
 
@@ -63,37 +63,59 @@ def score(
 ) -> Candidates:
     """Sum the BM25 contributions per chunk, term by term in ``postings`` order (query order).
 
-    ``frequencies`` holds each term's query frequency, ``dfs`` its document frequency.
+    ``frequencies`` holds each term's query frequency, ``dfs`` its document frequency. A term's
+    contributions depend on N, df and the total length only, so they are remembered on its postings
+    (``TermPostings.memo``) and a query that finds the same statistics reuses them.
     """
     if not postings.terms or chunk_count <= 0:
         return Candidates(np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64))
     avgdl = total_terms / chunk_count if total_terms else 1.0
-    norm = bm25_length_norm(postings.lengths, avgdl, BM25)
-    values = np.empty_like(postings.tfs)
-    for term, start, stop in zip(postings.terms, postings.starts, postings.starts[1:], strict=False):
-        idf = bm25_idf(chunk_count, dfs[term])
-        values[start:stop] = bm25_term_score(idf, postings.tfs[start:stop], norm[start:stop])
+    parts = []
+    for term, held in zip(postings.terms, postings.postings, strict=True):
+        values = _contributions(held, chunk_count, dfs[term], total_terms, avgdl)
         qtf = frequencies[term]
-        if qtf != 1:
-            values[start:stop] *= qtf
-    return _summed(postings.rows, values, postings.dead)
+        parts.append((held.rows, values if qtf == 1 else values * qtf))
+    return _summed(parts, postings.dead)
 
 
-def _summed(rows: npt.NDArray[np.int64], values: npt.NDArray[np.float64], dead: npt.NDArray[np.int64]) -> Candidates:
-    low = int(rows.min())
-    span = int(rows.max()) - low + 1
-    if span <= _DENSE_SPAN_PER_POSTING * len(rows) + 1024:
-        if low > span:  # a dense accumulator from row 0 would be mostly empty: shift the rows
-            rows = rows - low
-        else:
+def _contributions(
+    postings: TermPostings, chunk_count: int, df: int, total_terms: int, avgdl: float
+) -> npt.NDArray[np.float64]:
+    """``bm25_term_score`` over a term's live postings, remembered for these statistics."""
+    key = (chunk_count, df, total_terms)
+    memo = postings.memo  # one read: a concurrent scorer may replace it
+    if memo is not None and memo[0] == key:
+        return memo[1]
+    tfs = np.add(postings.tfs, 1.0)
+    values = bm25_term_score(bm25_idf(chunk_count, df), tfs, bm25_length_norm(postings.lengths, avgdl, BM25))
+    postings.memo = (key, values)
+    return values
+
+
+def _summed(
+    parts: list[tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]], dead: npt.NDArray[np.int64]
+) -> Candidates:
+    """Per-row sums, adding the terms' contributions in ``parts`` order (``np.add.at`` and ``np.bincount``
+    both add in input order, as the in-memory index's ``np.add.at`` does)."""
+    count = sum(len(rows) for rows, _ in parts)
+    if count == 0:
+        return Candidates(np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64))
+    low = min(int(rows.min()) for rows, _ in parts if len(rows))
+    span = max(int(rows.max()) for rows, _ in parts if len(rows)) - low + 1
+    if span <= _DENSE_SPAN_PER_POSTING * count + 1024:
+        shift = low > span  # a dense accumulator from row 0 would be mostly empty: shift the rows
+        if not shift:
             low, span = 0, span + low
-        sums = np.bincount(rows, values, minlength=span).astype(np.float64, copy=False)
+        sums = np.zeros(span, dtype=np.float64)
+        for rows, values in parts:
+            np.add.at(sums, rows - low if shift else rows, values)
         dead = dead[(dead >= low) & (dead < low + span)]
         sums[dead - low] = 0.0
         hit = np.flatnonzero(sums > 0.0)
         return Candidates(hit + low, sums[hit])
-    ids, slots = np.unique(rows, return_inverse=True)  # sparse row ids (many deletions): sort instead
-    sums = np.bincount(slots, values).astype(np.float64, copy=False)
+    # sparse row ids (many deletions): sort instead
+    ids, slots = np.unique(np.concatenate([rows for rows, _ in parts]), return_inverse=True)
+    sums = np.bincount(slots, np.concatenate([values for _, values in parts])).astype(np.float64, copy=False)
     sums[np.isin(ids, dead)] = 0.0
     hit = np.flatnonzero(sums > 0.0)
     return Candidates(ids[hit], sums[hit])

@@ -104,7 +104,7 @@ _PROCESS_TOKENISE_CHUNKS = 256  # writes this large are tokenised by the helper 
 # comes (a crash) only leaves those blocks for the next merge that touches their lexemes.
 _MERGE_EVERY = 4
 _UNMERGED_TERMS = 200_000  # or sooner, when this many lexemes wait
-_THREAD_SCORE_BYTES = 1 << 15  # BM25 over more postings than ~8,000 is summed in a worker thread
+_THREAD_SCORE_POSTINGS = 8_000  # BM25 over more postings is summed in a worker thread
 
 
 class _Prepared(NamedTuple):
@@ -736,33 +736,35 @@ class PostgresVectorStore(WorkClaimsMixin):
             args = (index.index_id, list(terms.terms), list(terms.frequencies), terms.match, top_k)
             return await _fetch(conn, index.sql.phrase, index.sql.phrase_filtered, where, *args)
         async with conn.transaction(isolation="repeatable_read", readonly=True):
-            rows, blocks = await self._read_blocks(conn, index, terms)
+            rows, read = await self._read_postings(conn, index, terms)
             if not rows:
                 return []
             chunks, total = int(rows[0]["chunks"]), int(rows[0]["total"])
             dfs = {row["term"]: int(row["df"]) for row in rows}
             first = top_k + 4 if where is None else 4 * top_k + 16
-            if sum(len(block["rows"]) for block in blocks) > _THREAD_SCORE_BYTES:
-                batches = await asyncio.to_thread(_ranked, blocks, terms, dfs, (chunks, total), first)
+            if sum(len(p.rows) for p in read.values()) > _THREAD_SCORE_POSTINGS:
+                batches = await asyncio.to_thread(_ranked, read, terms, dfs, (chunks, total), first)
             else:
-                batches = _ranked(blocks, terms, dfs, (chunks, total), first)
+                batches = _ranked(read, terms, dfs, (chunks, total), first)
             return await self._best_rows(conn, index, batches, top_k, where)
 
-    async def _read_blocks(
+    async def _read_postings(
         self, conn: Connection, index: _Index, terms: QueryTerms
-    ) -> tuple[list[Any], list[Mapping[str, Any]]]:
-        """The statistics rows of the query terms' blocks, and the blocks (those held in memory from there)."""
-        held = self._blocks.held(index.postings_oid, terms.terms)
-        args = (index.index_id, list(terms.terms), list(held), index.postings_oid)
-        rows = await conn.fetch(index.sql.read_blocks, *args)
-        blocks: list[Mapping[str, Any]] = []
+    ) -> tuple[list[Any], dict[str, postings.TermPostings]]:
+        """The statistics rows of the query terms' blocks, and each term's postings (from the block
+        cache where it holds them: the server leaves the columns of held blocks out)."""
+        relation = index.postings_oid
+        held = self._blocks.held(relation, terms.terms)
+        ids = [block for term in held.values() for block in term.blocks]
+        rows = await conn.fetch(index.sql.read_blocks, index.index_id, list(terms.terms), ids, relation)
+        by_term: dict[str, list[Any]] = {}
         for row in rows:
-            index.postings_oid = row["relation"]
-            if row["rows"] is None:  # a block we hold: the server left its columns out
-                blocks.append(held[row["block"]])
-            else:
-                blocks.append(self._blocks.add(row["relation"], row))
-        return rows, blocks
+            by_term.setdefault(row["term"], []).append(row)
+        if rows and rows[0]["relation"] != relation:  # the table was created again: nothing was left out
+            index.postings_oid = relation = rows[0]["relation"]
+            held = {}
+        assemble = self._blocks.assemble
+        return rows, {term: assemble(relation, term, blocks, held.get(term)) for term, blocks in by_term.items()}
 
     async def _best_rows(
         self,
@@ -847,14 +849,19 @@ def _lexemes(old: asyncpg.Record | None) -> list[str]:
 
 
 def _ranked(
-    blocks: Sequence[Any], terms: QueryTerms, dfs: Mapping[str, int], statistics: tuple[int, int], first: int
+    read: Mapping[str, postings.TermPostings],
+    terms: QueryTerms,
+    dfs: Mapping[str, int],
+    statistics: tuple[int, int],
+    first: int,
 ) -> Iterator[ranking.Batch]:
     """The candidates' batches, best first, the first one already cut (the costly part, off the loop).
 
     The terms some chunk holds are scored, in query order (the order scores are summed in)."""
     chunks, total = statistics
     frequencies = {t: qtf for t, qtf in zip(terms.terms, terms.frequencies, strict=True) if dfs.get(t, 0) > 0}
-    candidates = ranking.score(postings.gather(blocks, list(frequencies)), frequencies, chunks, total, dfs)
+    gathered = postings.gathered(read, [t for t in frequencies if t in read])
+    candidates = ranking.score(gathered, frequencies, chunks, total, dfs)
     batches = ranking.batches(candidates, first)
     return chain([next(batches)], batches)
 

@@ -1,54 +1,105 @@
-"""The block cache: held blocks by term and table, least recently used out past the budget."""
+"""The block cache: lexemes decoded per table, reassembled from held and new blocks, least recently used out."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from runiq_postgresql.blockcache import BlockCache
 
 
-def _block(block: int, term: str, postings: int) -> dict[str, Any]:
+def _block(block: int, term: str, rows: list[int], *, dead: bool = False) -> dict[str, Any]:
     return {
         "block": block,
         "term": term,
-        "dead": False,
+        "dead": dead,
         "high": 0,
         "wide": False,
-        "rows": b"\x00" * (4 * postings),
-        "tfs": b"\x00" * postings,
-        "lengths": b"\x00" * (2 * postings),
+        "rows": b"".join(row.to_bytes(4, "big") for row in rows),
+        "tfs": None if dead else bytes(len(rows)),
+        "lengths": None if dead else b"".join((10 + row).to_bytes(2, "big") for row in rows),
     }
 
 
-def test_held_blocks_are_those_of_the_terms_and_table_asked_for() -> None:
+def _left_out(block: dict[str, Any]) -> dict[str, Any]:
+    """The block as the server returns it to a caller that holds it: columns left out."""
+    return block | {"rows": None, "tfs": None, "lengths": None}
+
+
+def test_held_lexemes_are_those_of_the_terms_and_table_asked_for() -> None:
     cache = BlockCache(1 << 20)
-    cache.add(7, _block(1, "alpha", 10))
-    cache.add(7, _block(2, "beta", 10))
-    cache.add(8, _block(1, "alpha", 10))  # another postings table, same block id
+    cache.assemble(7, "alpha", [_block(1, "alpha", [1, 2])], None)
+    cache.assemble(7, "beta", [_block(2, "beta", [3])], None)
+    cache.assemble(8, "alpha", [_block(1, "alpha", [5])], None)  # another postings table, same block id
     held = cache.held(7, ["alpha", "missing"])
-    assert list(held) == [1]
-    assert held[1]["term"] == "alpha"
-    assert held[1]["rows"] == b"\x00" * 40
+    assert list(held) == ["alpha"]
+    assert held["alpha"].postings.rows.tolist() == [1, 2]
+    assert list(held["alpha"].blocks) == [1]
     assert cache.held(9, ["alpha", "beta"]) == {}
-    assert set(cache.held(7, ["alpha", "beta"])) == {1, 2}
+    assert set(cache.held(7, ["alpha", "beta"])) == {"alpha", "beta"}
 
 
-def test_the_least_recently_used_blocks_leave_first_and_held_copies_survive() -> None:
-    cache = BlockCache(3 * (200 + 700))  # room for three blocks of 100 postings
-    for block in range(3):
-        cache.add(1, _block(block, f"t{block}", 100))
+def test_the_same_blocks_again_reuse_the_decoded_postings() -> None:
+    cache = BlockCache(1 << 20)
+    first = cache.assemble(1, "alpha", [_block(1, "alpha", [1, 2]), _block(2, "alpha", [4])], None)
+    held = cache.held(1, ["alpha"])["alpha"]
+    again = cache.assemble(
+        1, "alpha", [_left_out(_block(2, "alpha", [4])), _left_out(_block(1, "alpha", [1, 2]))], held
+    )
+    assert again is first
+
+
+def test_new_blocks_join_the_held_ones_and_vanished_blocks_leave() -> None:
+    """A merge replaced block 1 by block 3; block 2 stays held; a tombstone arrives."""
+    cache = BlockCache(1 << 20)
+    cache.assemble(1, "alpha", [_block(1, "alpha", [1, 2]), _block(2, "alpha", [4, 5])], None)
+    held = cache.held(1, ["alpha"])["alpha"]
+    blocks = [_left_out(_block(2, "alpha", [4, 5])), _block(3, "alpha", [1, 2, 3]), _block(4, "alpha", [2], dead=True)]
+    postings = cache.assemble(1, "alpha", blocks, held)
+    assert sorted(postings.rows.tolist()) == [1, 2, 3, 4, 5]
+    assert postings.dead.tolist() == [2]
+    assert sorted(zip(postings.rows.tolist(), postings.lengths.tolist(), strict=True)) == [
+        (1, 11),
+        (2, 12),
+        (3, 13),
+        (4, 14),
+        (5, 15),
+    ]
+    # The slices recorded let the next assembly cut the held blocks out again.
+    held = cache.held(1, ["alpha"])["alpha"]
+    later = cache.assemble(1, "alpha", [_left_out(_block(3, "alpha", [1, 2, 3])), _block(5, "alpha", [9])], held)
+    assert later.rows.tolist() == [1, 2, 3, 9]
+    assert later.dead.tolist() == []
+    assert later.lengths.tolist() == [11, 12, 13, 19]
+
+
+def test_a_block_left_out_but_not_held_is_a_caller_error() -> None:
+    cache = BlockCache(1 << 20)
+    with pytest.raises(ValueError, match="not held"):
+        cache.assemble(1, "alpha", [_left_out(_block(1, "alpha", [1]))], None)
+
+
+def test_the_least_recently_used_lexemes_leave_first_and_held_copies_survive() -> None:
+    cache = BlockCache(1 << 20)
+    entry = cache.assemble(1, "t0", [_block(0, "t0", list(range(100)))], None)
+    per_term = cache.size
+    cache = BlockCache(3 * per_term)  # room for three lexemes of 100 postings
+    for term in range(3):
+        cache.assemble(1, f"t{term}", [_block(term, f"t{term}", list(range(100)))], None)
     pinned = cache.held(1, ["t0"])  # t0 is now the most recently used
-    cache.add(1, _block(3, "t3", 100))
+    cache.assemble(1, "t3", [_block(3, "t3", list(range(100)))], None)
     assert cache.held(1, ["t1"]) == {}  # the least recently used went
-    assert set(cache.held(1, ["t0", "t2", "t3"])) == {0, 2, 3}
-    assert cache.size <= 3 * 900
-    cache.add(1, _block(4, "t4", 250))  # bigger: evicts as many as needed
-    assert pinned[0]["term"] == "t0"  # what a query already holds stays usable
+    assert set(cache.held(1, ["t0", "t2", "t3"])) == {"t0", "t2", "t3"}
+    assert cache.size <= 3 * per_term
+    cache.assemble(1, "t4", [_block(4, "t4", list(range(250)))], None)  # bigger: evicts as many as needed
+    assert cache.size <= 3 * per_term
+    assert pinned["t0"].postings.rows.tolist() == entry.rows.tolist()  # what a query already holds stays usable
 
 
-def test_a_block_over_the_budget_is_not_kept() -> None:
+def test_a_lexeme_over_the_budget_is_not_kept() -> None:
     cache = BlockCache(1000)
-    entry = cache.add(1, _block(1, "huge", 1000))
-    assert entry["term"] == "huge"
+    postings = cache.assemble(1, "huge", [_block(1, "huge", list(range(1000)))], None)
+    assert len(postings.rows) == 1000
     assert cache.held(1, ["huge"]) == {}
     assert cache.size == 0

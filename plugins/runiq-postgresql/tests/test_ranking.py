@@ -101,3 +101,29 @@ def test_a_single_batch_when_there_are_few_candidates() -> None:
     candidates = Candidates(np.array([4, 9], dtype=np.int64), np.array([1.5, 0.5]))
     assert _drain(candidates, 10) == [([4, 9], -math.inf)]
     assert _drain(Candidates(np.empty(0, dtype=np.int64), np.empty(0)), 10) == [([], -math.inf)]
+
+
+def test_contributions_are_remembered_per_statistics_and_recomputed_when_they_change() -> None:
+    """A lexeme read again with the same N, df and total length reuses its contributions; new
+    statistics (a write happened) give the scores a fresh read would."""
+    texts = ["remote work", "work policy", "remote remote policy", "travel"]
+    terms = slice_terms(texts)
+    buffer = PostingsBuffer()
+    buffer.add(terms.postings, [1, 2, 3, 4], terms.term_counts)
+    records = _records(buffer.blocks())
+    frequencies = {"remote": 1, "work": 2}
+    held = gather(records, list(frequencies))
+    stats = (4, sum(terms.term_counts), terms.frequencies)
+    first = score(held, frequencies, *stats)
+    memo = held.postings[0].memo
+    assert memo is not None
+    again = score(held, frequencies, *stats)
+    assert held.postings[0].memo is memo
+    assert again.scores.tolist() == first.scores.tolist()
+    changed = (5, sum(terms.term_counts) + 7, {**terms.frequencies, "work": 3})
+    reused = score(held, frequencies, *changed)
+    fresh = score(gather(records, list(frequencies)), frequencies, *changed)
+    assert held.postings[0].memo is not memo
+    assert reused.rows.tolist() == fresh.rows.tolist()
+    assert reused.scores.tolist() == fresh.scores.tolist()
+    assert reused.scores.tolist() != first.scores.tolist()
