@@ -158,6 +158,10 @@ class TermPostings:
     lengths: npt.NDArray[np.unsignedinteger[Any]]
     dead: _Ints
     memo: tuple[Any, npt.NDArray[np.float64]] | None = None
+    bounds: tuple[int, int] = field(init=False)  # the least and greatest live row id ((0, -1) when none)
+
+    def __post_init__(self) -> None:
+        self.bounds = (int(self.rows.min()), int(self.rows.max())) if len(self.rows) else (0, -1)
 
     @property
     def nbytes(self) -> int:

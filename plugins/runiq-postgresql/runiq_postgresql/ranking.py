@@ -33,6 +33,7 @@ BM25 = BM25Parameters()  # the phrase SQL (``queries``) writes the same k1 and b
 BM25_K1 = BM25.k1
 BM25_B = BM25.b
 _TIE_MARGIN = 2e-9  # two scores with equal nine-decimal rounding differ by less than 1e-9
+_SAMPLE_ABOVE = 64  # the k-th best of more than 64k scores is found through a sample (``_kth_best``)
 _DENSE_SPAN_PER_POSTING = 4  # a dense accumulator is used while the row-id span is at most this per posting
 
 
@@ -74,7 +75,7 @@ def score(
     for term, held in zip(postings.terms, postings.postings, strict=True):
         values = _contributions(held, chunk_count, dfs[term], total_terms, avgdl)
         qtf = frequencies[term]
-        parts.append((held.rows, values if qtf == 1 else values * qtf))
+        parts.append((held, values if qtf == 1 else values * qtf))
     return _summed(parts, postings.dead)
 
 
@@ -92,30 +93,28 @@ def _contributions(
     return values
 
 
-def _summed(
-    parts: list[tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]], dead: npt.NDArray[np.int64]
-) -> Candidates:
+def _summed(parts: list[tuple[TermPostings, npt.NDArray[np.float64]]], dead: npt.NDArray[np.int64]) -> Candidates:
     """Per-row sums, adding the terms' contributions in ``parts`` order (``np.add.at`` and ``np.bincount``
     both add in input order, as the in-memory index's ``np.add.at`` does)."""
-    count = sum(len(rows) for rows, _ in parts)
-    if count == 0:
+    held = [(p.rows, values, p.bounds) for p, values in parts if len(p.rows)]
+    if not held:
         return Candidates(np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64))
-    low = min(int(rows.min()) for rows, _ in parts if len(rows))
-    span = max(int(rows.max()) for rows, _ in parts if len(rows)) - low + 1
-    if span <= _DENSE_SPAN_PER_POSTING * count + 1024:
+    low = min(bounds[0] for _, _, bounds in held)
+    span = max(bounds[1] for _, _, bounds in held) - low + 1
+    if span <= _DENSE_SPAN_PER_POSTING * sum(len(rows) for rows, _, _ in held) + 1024:
         shift = low > span  # a dense accumulator from row 0 would be mostly empty: shift the rows
         if not shift:
             low, span = 0, span + low
         sums = np.zeros(span, dtype=np.float64)
-        for rows, values in parts:
+        for rows, values, _ in held:
             np.add.at(sums, rows - low if shift else rows, values)
         dead = dead[(dead >= low) & (dead < low + span)]
         sums[dead - low] = 0.0
         hit = np.flatnonzero(sums > 0.0)
-        return Candidates(hit + low, sums[hit])
+        return Candidates(hit + low if low else hit, sums[hit])
     # sparse row ids (many deletions): sort instead
-    ids, slots = np.unique(np.concatenate([rows for rows, _ in parts]), return_inverse=True)
-    sums = np.bincount(slots, np.concatenate([values for _, values in parts])).astype(np.float64, copy=False)
+    ids, slots = np.unique(np.concatenate([rows for rows, _, _ in held]), return_inverse=True)
+    sums = np.bincount(slots, np.concatenate([values for _, values, _ in held])).astype(np.float64, copy=False)
     sums[np.isin(ids, dead)] = 0.0
     hit = np.flatnonzero(sums > 0.0)
     return Candidates(ids[hit], sums[hit])
@@ -134,15 +133,32 @@ def batches(candidates: Candidates, first: int) -> Iterator[Batch]:
     size = max(first, 1)
     while True:
         if size >= len(left):
-            yield _batch(candidates, scores < above, -math.inf)
+            yield _batch(candidates, None if above == math.inf else scores < above, -math.inf)
             return
-        x = float(np.partition(left, len(left) - size)[len(left) - size])  # the size-th best
+        x = _kth_best(left, size)
         cut = x - max(_TIE_MARGIN, abs(x) * 1e-12)
-        yield _batch(candidates, (scores >= cut) & (scores < above), float(np.round(x, 9)))
+        mask = scores >= cut if above == math.inf else (scores >= cut) & (scores < above)
+        yield _batch(candidates, mask, float(np.round(x, 9)))
         above, size = cut, size * 4
         left = scores[scores < above]
 
 
-def _batch(candidates: Candidates, mask: npt.NDArray[np.bool_], floor: float) -> Batch:
-    scores = candidates.scores[mask]
-    return Batch(candidates.rows[mask].tolist(), scores.tolist(), np.round(scores, 9).tolist(), floor)
+def _kth_best(values: npt.NDArray[np.float64], k: int) -> float:
+    """The ``k``-th largest of ``values`` (more than ``k`` of them).
+
+    Over many values a strided sample is partitioned first: its k-th best is at most the k-th best of
+    all, so the values at or above it hold the k best, and only those (about 1/16 of all) are partitioned.
+    """
+    n = len(values)
+    if n > _SAMPLE_ABOVE * k:
+        sample = values[:: n // (16 * k)]
+        values = values[values >= np.partition(sample, len(sample) - k)[len(sample) - k]]
+        n = len(values)
+    return float(np.partition(values, n - k)[n - k])
+
+
+def _batch(candidates: Candidates, mask: npt.NDArray[np.bool_] | None, floor: float) -> Batch:
+    rows, scores = (
+        (candidates.rows, candidates.scores) if mask is None else (candidates.rows[mask], candidates.scores[mask])
+    )
+    return Batch(rows.tolist(), scores.tolist(), np.round(scores, 9).tolist(), floor)

@@ -127,3 +127,15 @@ def test_contributions_are_remembered_per_statistics_and_recomputed_when_they_ch
     assert reused.rows.tolist() == fresh.rows.tolist()
     assert reused.scores.tolist() == fresh.scores.tolist()
     assert reused.scores.tolist() != first.scores.tolist()
+
+
+def test_the_kth_best_score_is_exact_through_the_sample() -> None:
+    """Many candidates take the sampled path; the batch cut is the exact k-th best score, ties included."""
+    rng = np.random.default_rng(11)
+    scores = np.round(rng.random(20_000) * 5, 3)  # many ties
+    candidates = Candidates(np.arange(len(scores), dtype=np.int64), scores)
+    for first in (1, 10, 44, 200):
+        batch = next(batches(candidates, first))
+        kth = float(np.sort(scores)[-first])
+        assert batch.floor == float(np.round(kth, 9))
+        assert sorted(batch.rows) == np.flatnonzero(scores >= kth - 2e-9).tolist()
