@@ -27,7 +27,7 @@ import numpy.typing as npt
 from runiq.rag.providers import BM25Parameters, bm25_idf, bm25_length_norm, bm25_term_score
 from runiq_postgresql.postings import Gathered, TermPostings
 
-__all__ = ["BM25", "BM25_B", "BM25_K1", "Batch", "Candidates", "batches", "score"]
+__all__ = ["BM25", "BM25_B", "BM25_K1", "Batch", "Candidates", "batches", "ranked", "score"]
 
 BM25 = BM25Parameters()  # the phrase SQL (``queries``) writes the same k1 and b
 BM25_K1 = BM25.k1
@@ -68,6 +68,53 @@ def score(
     contributions depend on N, df and the total length only, so they are remembered on its postings
     (``TermPostings.memo``) and a query that finds the same statistics reuses them.
     """
+    summed = _summed(postings, frequencies, chunk_count, total_terms, dfs)
+    return summed if isinstance(summed, Candidates) else summed.candidates()
+
+
+def ranked(
+    postings: Gathered,
+    frequencies: Mapping[str, int],
+    chunk_count: int,
+    total_terms: int,
+    dfs: Mapping[str, int],
+    first: int,
+) -> Iterator[Batch]:
+    """``batches(score(...), first)``; the first batch is cut from the summed scores directly, and every
+    candidate is listed only if a second batch is asked for."""
+    summed = _summed(postings, frequencies, chunk_count, total_terms, dfs)
+    size = max(first, 1)
+    if isinstance(summed, Candidates) or len(summed.sums) <= size:
+        yield from batches(summed if isinstance(summed, Candidates) else summed.candidates(), first)
+        return
+    sums = summed.sums
+    x = _kth_best(sums, size)  # every candidate (score > 0) is above the rows without one
+    if x <= 0.0:  # at most ``size`` candidates: one batch
+        yield from batches(summed.candidates(), first)
+        return
+    cut = x - max(_TIE_MARGIN, abs(x) * 1e-12)
+    hit = np.flatnonzero(sums >= cut) if cut > 0.0 else np.flatnonzero(sums > 0.0)
+    scores = sums[hit]
+    rows = hit + summed.low if summed.low else hit
+    yield Batch(rows.tolist(), scores.tolist(), np.round(scores, 9).tolist(), float(np.round(x, 9)))
+    yield from _batches(summed.candidates(), size * 4, cut)
+
+
+@dataclass(frozen=True, slots=True)
+class _Dense:
+    """Every row's summed score (row ``low + i`` has ``sums[i]``); the positive ones are the candidates."""
+
+    sums: npt.NDArray[np.float64]
+    low: int
+
+    def candidates(self) -> Candidates:
+        hit = np.flatnonzero(self.sums > 0.0)
+        return Candidates(hit + self.low if self.low else hit, self.sums[hit])
+
+
+def _summed(
+    postings: Gathered, frequencies: Mapping[str, int], chunk_count: int, total_terms: int, dfs: Mapping[str, int]
+) -> Candidates | _Dense:
     if not postings.terms or chunk_count <= 0:
         return Candidates(np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64))
     avgdl = total_terms / chunk_count if total_terms else 1.0
@@ -76,7 +123,7 @@ def score(
         values = _contributions(held, chunk_count, dfs[term], total_terms, avgdl)
         qtf = frequencies[term]
         parts.append((held, values if qtf == 1 else values * qtf))
-    return _summed(parts, postings.dead)
+    return _added(parts, postings.dead)
 
 
 def _contributions(
@@ -93,7 +140,9 @@ def _contributions(
     return values
 
 
-def _summed(parts: list[tuple[TermPostings, npt.NDArray[np.float64]]], dead: npt.NDArray[np.int64]) -> Candidates:
+def _added(
+    parts: list[tuple[TermPostings, npt.NDArray[np.float64]]], dead: npt.NDArray[np.int64]
+) -> Candidates | _Dense:
     """Per-row sums, adding the terms' contributions in ``parts`` order (``np.add.at`` and ``np.bincount``
     both add in input order, as the in-memory index's ``np.add.at`` does)."""
     held = [(p.rows, values, p.bounds) for p, values in parts if len(p.rows)]
@@ -110,8 +159,7 @@ def _summed(parts: list[tuple[TermPostings, npt.NDArray[np.float64]]], dead: npt
             np.add.at(sums, rows - low if shift else rows, values)
         dead = dead[(dead >= low) & (dead < low + span)]
         sums[dead - low] = 0.0
-        hit = np.flatnonzero(sums > 0.0)
-        return Candidates(hit + low if low else hit, sums[hit])
+        return _Dense(sums, low)
     # sparse row ids (many deletions): sort instead
     ids, slots = np.unique(np.concatenate([rows for rows, _, _ in held]), return_inverse=True)
     sums = np.bincount(slots, np.concatenate([values for _, values, _ in held])).astype(np.float64, copy=False)
@@ -127,10 +175,13 @@ def batches(candidates: Candidates, first: int) -> Iterator[Batch]:
     scores that round (to nine decimals) to at least ``round(x, 9)`` are in it or an earlier batch, so
     results at or above that ``floor`` are ranked against everything that can tie with them.
     """
+    yield from _batches(candidates, max(first, 1), math.inf)
+
+
+def _batches(candidates: Candidates, size: int, above: float) -> Iterator[Batch]:
+    """The batches of the candidates scoring below ``above``, the first about ``size`` long."""
     scores = candidates.scores
-    left = scores  # the scores of the candidates not yet in a batch
-    above = math.inf
-    size = max(first, 1)
+    left = scores if above == math.inf else scores[scores < above]  # the candidates not yet in a batch
     while True:
         if size >= len(left):
             yield _batch(candidates, None if above == math.inf else scores < above, -math.inf)

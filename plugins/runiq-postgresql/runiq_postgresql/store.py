@@ -861,8 +861,7 @@ def _ranked(
     chunks, total = statistics
     frequencies = {t: qtf for t, qtf in zip(terms.terms, terms.frequencies, strict=True) if dfs.get(t, 0) > 0}
     gathered = postings.gathered(read, [t for t in frequencies if t in read])
-    candidates = ranking.score(gathered, frequencies, chunks, total, dfs)
-    batches = ranking.batches(candidates, first)
+    batches = ranking.ranked(gathered, frequencies, chunks, total, dfs, first)
     return chain([next(batches)], batches)
 
 

@@ -177,14 +177,14 @@ async def test_selective_filters_fetch_candidates_in_several_batches(
     for store in (pg_store, memory):
         await _write(store, "filters", corpus, bulk=True)
     fetched: list[int] = []
-    original = ranking.batches
+    original = ranking.ranked
 
-    def counting(candidates: ranking.Candidates, first: int) -> Any:
-        for batch in original(candidates, first):
+    def counting(*args: Any) -> Any:
+        for batch in original(*args):
             fetched.append(len(batch.rows))
             yield batch
 
-    monkeypatch.setattr(ranking, "batches", counting)
+    monkeypatch.setattr(ranking, "ranked", counting)
     query = parse_lexical_query("remote policy rare3")
     for group in range(5):
         expected = await memory.lexical_search("filters", query, top_k=10, filters={"group": group})

@@ -12,7 +12,7 @@ import numpy as np
 from runiq.rag._lexical import DEFAULT_ANALYZER, AnalysedQuery, BM25Index
 from runiq_postgresql.lexical import slice_terms
 from runiq_postgresql.postings import COLUMNS, Blocks, PostingsBuffer, gather
-from runiq_postgresql.ranking import Candidates, batches, score
+from runiq_postgresql.ranking import Candidates, batches, ranked, score
 
 WORDS = ["remote", "work", "policy", "travel", "expense", "receipt", "hybrid", "index", "the", "of", "POL-HR-014"]
 
@@ -139,3 +139,22 @@ def test_the_kth_best_score_is_exact_through_the_sample() -> None:
         kth = float(np.sort(scores)[-first])
         assert batch.floor == float(np.round(kth, 9))
         assert sorted(batch.rows) == np.flatnonzero(scores >= kth - 2e-9).tolist()
+
+
+def test_ranked_gives_the_batches_of_the_scored_candidates() -> None:
+    """The store's path (the first batch cut from the summed scores) and batches over every candidate agree,
+    batch for batch, with deleted rows, repeated query terms and ties (few words: many equal scores)."""
+    rng = random.Random(8)
+    texts = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 12))) for _ in range(3000)]
+    rows = [2 + i for i in range(len(texts))]
+    terms = slice_terms(texts)
+    buffer = PostingsBuffer()
+    buffer.add(terms.postings, rows, terms.term_counts)
+    records = [*_records(buffer.blocks()), _tombstone("policy", rows[10:40]), _tombstone("work", rows[10:40])]
+    df = terms.frequencies
+    for first in (1, 3, 14, 5000):
+        query = _analysed([rng.choice(WORDS[:8]).lower() for _ in range(rng.randint(1, 6))])
+        frequencies = {t: q for t, q in zip(query.terms, query.weights, strict=True) if df[t]}
+        stats = (len(texts), sum(terms.term_counts), df)
+        expected = list(batches(score(gather(records, list(frequencies)), frequencies, *stats), first))
+        assert list(ranked(gather(records, list(frequencies)), frequencies, *stats, first)) == expected
