@@ -115,9 +115,12 @@ def _kept(postings: TermPostings, blocks: list[tuple[int, _Slice]], slices: dict
         parts[dead].append((start, stop))
         slices[block] = (dead, at[dead], at[dead] + stop - start)
         at[dead] += stop - start
-    live, dead = parts[False], parts[True]
+    live = parts[False]
     return TermPostings(
-        _cut(postings.rows, live), _cut(postings.tfs, live), _cut(postings.lengths, live), _cut(postings.dead, dead)
+        _cut(postings.rows, live),
+        _cut(postings.tfs, live),
+        _cut(postings.lengths, live),
+        _cut(postings.dead, parts[True]),
     )
 
 

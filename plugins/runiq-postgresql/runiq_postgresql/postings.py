@@ -205,7 +205,10 @@ class Gathered:
 
     @property
     def starts(self) -> list[int]:
-        return np.cumsum([0, *(len(p.rows) for p in self.postings)]).tolist()
+        starts = [0]
+        for p in self.postings:
+            starts.append(starts[-1] + len(p.rows))
+        return starts
 
     @property
     def rows(self) -> _Ints:
@@ -213,7 +216,8 @@ class Gathered:
 
     @property
     def tfs(self) -> npt.NDArray[np.float64]:
-        return np.add(_joined([p.tfs for p in self.postings], np.uint8), 1.0)
+        tfs: npt.NDArray[np.float64] = np.add(_joined([p.tfs for p in self.postings], np.uint8), 1.0)
+        return tfs
 
     @property
     def lengths(self) -> npt.NDArray[np.unsignedinteger[Any]]:
