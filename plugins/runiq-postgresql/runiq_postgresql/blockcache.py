@@ -28,7 +28,7 @@ from runiq_postgresql.postings import TermPostings, decode, joined
 
 __all__ = ["BLOCK_CACHE_BYTES", "BlockCache", "BlockRow", "HeldTerm"]
 
-BLOCK_CACHE_BYTES = 256 << 20  # per store; CISI repeated to 100k chunks holds 6.7M postings (~130 MB here)
+BLOCK_CACHE_BYTES = 256 << 20  # per store; CISI repeated to 100k chunks: 6.7M postings, ~110 MB here with contributions
 _ENTRY_OVERHEAD = 400  # bytes a cached lexeme costs besides its arrays (entry, arrays' headers, key)
 _BLOCK_OVERHEAD = 100  # and per block (its slice)
 
@@ -98,6 +98,8 @@ class BlockCache:
         old = self._terms.pop(key, None)
         if old is not None:
             self._bytes -= old.size
+        if self._bytes + entry.size > self._budget:
+            entry.postings.memoise = False  # the postings before their contributions, when room runs short
         if entry.size > self._budget:
             return
         self._terms[key] = entry

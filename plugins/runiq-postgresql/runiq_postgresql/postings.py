@@ -55,6 +55,7 @@ __all__ = [
 MAX_TF = 256  # lexical.MAX_POSITIONS_PER_LEXEME: a tf fits one byte as tf - 1
 _LOW = np.int64(0xFFFFFFFF)
 _NARROW_MAX = 0xFFFF
+_INT32_MAX = 2**31 - 1
 
 _Ints = npt.NDArray[np.int64]
 
@@ -149,25 +150,31 @@ class PostingsBuffer:
 @dataclass(slots=True)
 class TermPostings:
     """One lexeme's postings as read in one snapshot, decoded: the live postings' row ids (``high``
-    applied), term frequencies minus one (as stored) and BM25 lengths (native unsigned integers), and
-    the rows its tombstones name. ``memo`` is free for the scorer: the lexeme's BM25 contributions for
-    the statistics they were computed with (see ``ranking``)."""
+    applied; int32 while they fit), term frequencies minus one (as stored) and BM25 lengths (native
+    unsigned integers), and the rows its tombstones name.
 
-    rows: _Ints
+    ``memo`` is the scorer's: the lexeme's BM25 contributions for the statistics they were computed
+    with (see ``ranking``), kept only while ``memoise`` says there is room (8 bytes a posting).
+    """
+
+    rows: npt.NDArray[np.signedinteger[Any]]
     tfs: npt.NDArray[np.uint8]
     lengths: npt.NDArray[np.unsignedinteger[Any]]
     dead: _Ints
     memo: tuple[Any, npt.NDArray[np.float64]] | None = None
+    memoise: bool = True
     bounds: tuple[int, int] = field(init=False)  # the least and greatest live row id ((0, -1) when none)
 
     def __post_init__(self) -> None:
         self.bounds = (int(self.rows.min()), int(self.rows.max())) if len(self.rows) else (0, -1)
+        if self.rows.dtype != np.int32 and self.bounds[1] <= _INT32_MAX:
+            self.rows = self.rows.astype(np.int32)
 
     @property
     def nbytes(self) -> int:
-        """Bytes its arrays hold, the memo included (8 a live posting, once computed)."""
+        """Bytes its arrays hold, and the memo's when it may be kept."""
         arrays = (self.rows, self.tfs, self.lengths, self.dead)
-        return sum(a.nbytes for a in arrays) + 8 * len(self.rows)
+        return sum(a.nbytes for a in arrays) + (8 * len(self.rows) if self.memoise else 0)
 
 
 def decode(blocks: Sequence[Any]) -> TermPostings:
@@ -212,7 +219,7 @@ class Gathered:
 
     @property
     def rows(self) -> _Ints:
-        return _joined([p.rows for p in self.postings], np.int64)
+        return _joined([p.rows.astype(np.int64) for p in self.postings], np.int64)
 
     @property
     def tfs(self) -> npt.NDArray[np.float64]:

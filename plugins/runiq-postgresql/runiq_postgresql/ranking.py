@@ -3,16 +3,18 @@
 The formula is the core's (:mod:`runiq.rag._lexical.bm25`: :func:`bm25_idf`, :func:`bm25_length_norm`,
 :func:`bm25_term_score`, the default :class:`BM25Parameters`), evaluated over each term's postings as
 the in-memory index evaluates it, times the query frequency when the query repeats the term, and
-summed per chunk in query-term order (``np.bincount`` adds in input order, as ``np.add.at`` does in
-memory), so every score equals the in-memory store's bit for bit. N, df and the total length come
-from the statistics read in the same snapshot as the postings, so scores are exact whatever was
-written since a block was built.
+summed per chunk in query-term order with ``np.add.at`` (as in memory), so every score equals the
+in-memory store's bit for bit. N, df and the total length come from the statistics read in the same
+snapshot as the postings, so scores are exact whatever was written since a block was built. A term's
+contributions depend on those statistics only, so they are remembered on its cached postings and
+reused until a write changes them (the in-memory index does the same between writes).
 
 Ranking is by score rounded to nine decimals, then ``(document_id, chunk_id)``: identities live in
 the chunk table, so the store hands candidates to the server in batches of descending score
-(:func:`batches`), which orders them and keeps the best k, until the top k is settled. Every score
-that rounds at or above a batch's ``floor`` is in that batch or an earlier one, so results at or
-above the floor have been ranked against every candidate they can tie with.
+(:func:`batches`; :func:`ranked` cuts the first one straight from the summed scores), which orders
+them and keeps the best k, until the top k is settled. Every score that rounds at or above a batch's
+``floor`` is in that batch or an earlier one, so results at or above the floor have been ranked
+against every candidate they can tie with.
 """
 
 from __future__ import annotations
@@ -136,7 +138,8 @@ def _contributions(
         return memo[1]
     tfs = np.add(postings.tfs, 1.0)
     values = bm25_term_score(bm25_idf(chunk_count, df), tfs, bm25_length_norm(postings.lengths, avgdl, BM25))
-    postings.memo = (key, values)
+    if postings.memoise:
+        postings.memo = (key, values)
     return values
 
 
@@ -161,7 +164,7 @@ def _added(
         sums[dead - low] = 0.0
         return _Dense(sums, low)
     # sparse row ids (many deletions): sort instead
-    ids, slots = np.unique(np.concatenate([rows for rows, _, _ in held]), return_inverse=True)
+    ids, slots = np.unique(np.concatenate([rows.astype(np.int64) for rows, _, _ in held]), return_inverse=True)
     sums = np.bincount(slots, np.concatenate([values for _, values, _ in held])).astype(np.float64, copy=False)
     sums[np.isin(ids, dead)] = 0.0
     hit = np.flatnonzero(sums > 0.0)

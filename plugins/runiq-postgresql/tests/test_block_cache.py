@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
 
 from runiq_postgresql.blockcache import BlockCache
@@ -103,3 +104,18 @@ def test_a_lexeme_over_the_budget_is_not_kept() -> None:
     assert len(postings.rows) == 1000
     assert cache.held(1, ["huge"]) == {}
     assert cache.size == 0
+
+
+def test_contributions_are_remembered_only_while_there_is_room() -> None:
+    """Room for a lexeme's postings but not for its contributions (8 bytes a posting): the postings are
+    kept and the scorer recomputes the contributions each time."""
+    roomy = BlockCache(1 << 20)
+    kept = roomy.assemble(1, "alpha", [_block(1, "alpha", list(range(100)))], None)
+    assert kept.memoise
+    without = roomy.size - 8 * 100
+    tight = BlockCache(without + 400)
+    postings = tight.assemble(1, "alpha", [_block(1, "alpha", list(range(100)))], None)
+    assert not postings.memoise
+    assert set(tight.held(1, ["alpha"])) == {"alpha"}
+    assert tight.size == without
+    assert postings.rows.dtype == np.int32  # row ids that fit are kept in four bytes

@@ -158,3 +158,19 @@ def test_ranked_gives_the_batches_of_the_scored_candidates() -> None:
         stats = (len(texts), sum(terms.term_counts), df)
         expected = list(batches(score(gather(records, list(frequencies)), frequencies, *stats), first))
         assert list(ranked(gather(records, list(frequencies)), frequencies, *stats, first)) == expected
+
+
+def test_postings_that_may_not_keep_contributions_are_scored_the_same() -> None:
+    texts = ["remote work", "work policy", "remote remote policy"]
+    terms = slice_terms(texts)
+    buffer = PostingsBuffer()
+    buffer.add(terms.postings, [1, 2, 3], terms.term_counts)
+    frequencies = {"remote": 1, "policy": 1}
+    stats = (3, sum(terms.term_counts), terms.frequencies)
+    held = gather(_records(buffer.blocks()), list(frequencies))
+    for postings in held.postings:
+        postings.memoise = False
+    expected = score(gather(_records(buffer.blocks()), list(frequencies)), frequencies, *stats)
+    got = score(held, frequencies, *stats)
+    assert all(postings.memo is None for postings in held.postings)
+    assert got.scores.tolist() == expected.scores.tolist()
