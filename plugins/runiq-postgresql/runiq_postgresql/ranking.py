@@ -96,6 +96,9 @@ def ranked(
         return
     cut = x - max(_TIE_MARGIN, abs(x) * 1e-12)
     hit = np.flatnonzero(sums >= cut) if cut > 0.0 else np.flatnonzero(sums > 0.0)
+    if len(hit) <= size and np.count_nonzero(sums > 0.0) <= size:  # exactly ``size`` candidates: one batch
+        yield from batches(summed.candidates(), first)
+        return
     scores = sums[hit]
     rows = hit + summed.low if summed.low else hit
     yield Batch(rows.tolist(), scores.tolist(), np.round(scores, 9).tolist(), float(np.round(x, 9)))

@@ -174,3 +174,14 @@ def test_postings_that_may_not_keep_contributions_are_scored_the_same() -> None:
     got = score(held, frequencies, *stats)
     assert all(postings.memo is None for postings in held.postings)
     assert got.scores.tolist() == expected.scores.tolist()
+
+
+def test_ranked_makes_one_batch_of_exactly_first_candidates() -> None:
+    texts = ["remote work"] * 3 + ["travel"] * 200
+    terms = slice_terms(texts)
+    buffer = PostingsBuffer()
+    buffer.add(terms.postings, list(range(1, 204)), terms.term_counts)
+    frequencies = {"remote": 1}
+    stats = (len(texts), sum(terms.term_counts), terms.frequencies)
+    got = list(ranked(gather(_records(buffer.blocks()), ["remote"]), frequencies, *stats, 3))
+    assert [(b.rows, b.floor) for b in got] == [([1, 2, 3], -math.inf)]
