@@ -8,10 +8,10 @@ Writes take one path, one transaction per call (``replace_document`` is a batch 
 terms and postings blocks are prepared first, outside the transaction, with row ids the store reserves;
 then the document rows are upserted in id order (their row locks serialise writers of the same
 document), the old chunk sets deleted (leaving tombstones in the postings table) and the new ones
-binary-COPYed, their postings COPYed as one block per lexeme, and the BM25 statistics (per-term document
-frequencies, chunk count, total length) adjusted by the net difference, so readers see either the old
-or the new version of a document, never a mix. Last, lexemes with many tombstones are purged and
-small blocks merged (``upkeep``).
+binary-COPYed, their postings COPYed as one block per lexeme, lexemes with many tombstones purged and
+small blocks merged (``upkeep``), and last the BM25 statistics (per-term document frequencies, chunk
+count, total length) adjusted by the net difference (their rows stay locked until commit, so as late as
+possible), so readers see either the old or the new version of a document, never a mix.
 
 Free-text lexical search reads the query terms' postings and statistics in one snapshot, sums BM25
 with numpy (``ranking``) and fetches the best chunks by row id; phrase queries are scored in SQL.
@@ -579,9 +579,11 @@ class PostgresVectorStore(WorkClaimsMixin):
         blocks: postings.Blocks,
         tombstoned: Iterable[str],
     ) -> int:
-        """The write's postings blocks and statistics, then upkeep of the lexemes it touched; the new chunk count."""
+        """The write's postings blocks, upkeep of the lexemes it touched, then the statistics; the new chunk count.
+
+        The statistics come last: their rows (the index's, its terms') are locked until commit, and a
+        concurrent writer's statistics wait for them, so no upkeep runs while they are held."""
         await bulk.copy_blocks(conn, index.sql, blocks)
-        total = await self._apply_stats(conn, index, stats)
         lock = f"{self._schema}\x1fpostings\x1f{index.index_id}"
         index.writes += 1
         index.unmerged.update(blocks.terms)
@@ -589,7 +591,7 @@ class PostgresVectorStore(WorkClaimsMixin):
         if index.writes % _MERGE_EVERY == 0 or len(index.unmerged) > _UNMERGED_TERMS:
             merging, index.unmerged = index.unmerged, set()
         await upkeep.maintain(conn, index.sql, lock, merging, tombstoned)
-        return total
+        return await self._apply_stats(conn, index, stats)
 
     async def _apply_stats(self, conn: Connection, index: _Index, stats: _StatsDelta) -> int:
         delta = stats.frequencies
