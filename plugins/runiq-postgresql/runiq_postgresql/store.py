@@ -24,7 +24,7 @@ import json
 from collections import Counter
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from dataclasses import dataclass, field
 from enum import StrEnum
 from itertools import chain
@@ -443,7 +443,7 @@ class PostgresVectorStore(WorkClaimsMixin):
         lease, and the next ``ensure_index`` of the index rebuilds what is missing.
         """
         index = await guarded(self._require(index_name))
-        async with advisory_lease(self.pool, self._load_key(index), shared=True):
+        async with self._load_lease(index):
             index.loading += 1
             try:
                 if index.loading == 1:
@@ -456,6 +456,13 @@ class PostgresVectorStore(WorkClaimsMixin):
 
     def _load_key(self, index: _Index) -> str:
         return f"{self._schema}\x1fbulk_load\x1f{index.index_id}"
+
+    def _load_lease(self, index: _Index) -> AbstractAsyncContextManager[object]:
+        """The load's shared lease; none with a one-connection pool, which the lease would hold (then
+        another store's ``ensure_index`` may rebuild the indexes during the load: slower, still correct)."""
+        if self._options.pool_max_size < 2:
+            return nullcontext()
+        return advisory_lease(self.pool, self._load_key(index), shared=True)
 
     async def _restore_deferred(self, index: _Index) -> None:
         """What a killed bulk load left out (secondary indexes, then the HNSW index when due), rebuilt

@@ -227,3 +227,21 @@ async def test_a_process_killed_inside_a_first_load_leaves_a_working_index_that_
     assert operation.state is RagIngestionState.COMPLETED
     assert operation.progress.added_documents == 60
     assert operation.progress.deleted_documents == stored
+
+
+async def test_a_store_with_one_connection_loads_without_a_lease(
+    options: PostgresStoreOptions, postgres_dsn: str
+) -> None:
+    """The lease would hold the pool's only connection: the load goes without it instead of waiting forever."""
+    single = options.model_copy(update={"pool_max_size": 1})
+    async with PostgresVectorStore(single) as store:
+        await store.ensure_index(IndexSpec(name="one", dimensions=None))
+        index = await store._require("one")
+
+        async def load() -> None:
+            async with store.bulk_load("one"):
+                await store.replace_documents("one", _items("bulk", 5))
+
+        await asyncio.wait_for(load(), 60)
+        assert _secondary(index.index_id) <= await _index_names(postgres_dsn, single.schema_name)
+        assert await store.document_count("one") == 5
