@@ -20,8 +20,7 @@ ids are paged through, so a run never holds every id's text.
 
 A first ingestion (the index holds no documents when the run starts) runs inside the store's bulk-load
 mode where it offers one (:class:`~runiq.rag._stores.base.BulkLoading`): PostgreSQL then builds its
-secondary and vector indexes once at the end instead of maintaining them row by row. Its writes take up
-to :data:`LOAD_WRITE_CHUNKS` chunks each.
+secondary and vector indexes once at the end instead of maintaining them row by row.
 
 Unchanged without reading, by stamps: when the source can list its documents with stamps and the store
 keeps them (:mod:`unchanged`), a document whose stamp matches the stored one is not read at all; it is
@@ -69,11 +68,6 @@ _ID_PAGE = 1000  # stored ids read (and stale ones deleted) per call
 # two thousand chunks when the store is the slowest stage, one per group when the embedder is. With the
 # two writers, the groups queued for them and the group being embedded, a run holds about 8,000 chunks.
 WRITE_CHUNKS = 2048
-# A first load (in the store's bulk-load mode) writes up to four times as much per transaction: each write
-# upserts the statistics of every lexeme it holds and appends a postings block per lexeme, nearly the
-# whole vocabulary at two thousand chunks, so fewer writes cut the database's work (PostgreSQL, 100,000
-# chunks of ~500 characters: about 30% less server CPU). The run then holds about 32,000 chunks.
-LOAD_WRITE_CHUNKS = 4 * WRITE_CHUNKS
 _WRITERS = 2  # writes in flight at once
 
 _Group = list[Pending]
@@ -95,7 +89,6 @@ class IngestionPipeline:
         self._group_chunks = definition.embedding_batch_size * definition.embedding_concurrency
         self._embedder = GroupEmbedder(resources.embedder, tracker, self._name)
         self._writer = GroupWriter(resources, tracker)
-        self._write_chunks = WRITE_CHUNKS  # LOAD_WRITE_CHUNKS for a first load
 
     async def run(self, accept: Callable[[str], bool] | None = None) -> None:
         """Every source to the end, then the stale documents deleted.
@@ -108,22 +101,19 @@ class IngestionPipeline:
 
         seen = SeenIds()
         self._tracker.phase = RagIngestionPhase.INGESTING
-        load = await self._first_load()
-        if load is not None:
-            self._write_chunks = LOAD_WRITE_CHUNKS
-        async with load or contextlib.nullcontext():
+        async with await self._first_load():
             await self._flow(self._from_sources(seen, accept))
         if accept is None:
             self._tracker.phase = RagIngestionPhase.DELETING
             await self._delete_stale(seen)
 
-    async def _first_load(self) -> AbstractAsyncContextManager[None] | None:
+    async def _first_load(self) -> AbstractAsyncContextManager[None]:
         """The store's bulk-load mode (:class:`BulkLoading`) when the index holds no documents yet: a first
         ingestion defers the store's per-row index upkeep to its end (success, failure or cancellation)."""
         store = self._resources.store
         if isinstance(store, BulkLoading) and not await store.document_id_page(self._name, after=None, limit=1):
             return store.bulk_load(self._name)
-        return None
+        return contextlib.nullcontext()
 
     async def ingest(self, documents: Sequence[RagDocument]) -> None:
         """Some documents through the same stages (incremental, atomic per document); nothing is deleted."""
@@ -213,8 +203,7 @@ class IngestionPipeline:
 
     async def _flow(self, windows: AsyncIterator[list[_Incoming]]) -> None:
         to_embed: asyncio.Queue[_Group | None] = asyncio.Queue(maxsize=1)
-        waiting = max(1, self._write_chunks // self._group_chunks)  # groups embedded ahead of the writers
-        to_write: asyncio.Queue[_Embedded | None] = asyncio.Queue(maxsize=waiting)
+        to_write: asyncio.Queue[_Embedded | None] = asyncio.Queue(maxsize=max(1, WRITE_CHUNKS // self._group_chunks))
         failure: BaseException | None = None
         try:
             async with asyncio.TaskGroup() as stages:
@@ -293,12 +282,12 @@ class IngestionPipeline:
             await out.put(None)
 
     async def _write_stage(self, source: asyncio.Queue[_Embedded | None]) -> None:
-        """Until its end marker (each writer gets one): every group waiting, up to the write size, per write."""
+        """Until its end marker (each writer gets one): every group waiting, up to WRITE_CHUNKS, per write."""
         done = False
         while not done and (item := await source.get()) is not None:
             group, vectors = list(item[0]), list(item[1])
             chunks = _chunks(group)
-            while chunks < self._write_chunks and not source.empty():
+            while chunks < WRITE_CHUNKS and not source.empty():
                 more = source.get_nowait()
                 if more is None:
                     done = True

@@ -9,11 +9,8 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
-import pytest
-
 from runiq.hosting import Host
 from runiq.rag import RagDocument, RagIngestionManager, RagIngestionState
-from runiq.rag._ingestion import pipeline
 from runiq.rag._stores.base import BulkLoading, DocumentWrite
 from runiq.rag.providers import HashingEmbedder, InMemoryVectorStore, RagChunk, StoredDocument
 
@@ -29,7 +26,6 @@ class LoadingStore(InMemoryVectorStore):
         self.loads: list[str] = []  # "enter <index>" / "exit <index>"
         self.loading = False
         self.written_loading: list[bool] = []  # per write: inside a bulk load?
-        self.write_sizes: list[int] = []  # chunks per bulk write
 
     @asynccontextmanager
     async def bulk_load(self, index_name: str) -> AsyncIterator[None]:
@@ -43,8 +39,6 @@ class LoadingStore(InMemoryVectorStore):
 
     async def replace_documents(self, index_name: str, items: Sequence[DocumentWrite]) -> None:
         self.written_loading.append(self.loading)
-        self.write_sizes.append(sum(len(item.chunks) for item in items))
-        await asyncio.sleep(0.02)  # the database's time: embedded groups queue up meanwhile
         await super().replace_documents(index_name, items)
 
     async def replace_document(
@@ -60,9 +54,7 @@ def _documents(n: int, version: int = 0) -> list[RagDocument]:
 
 def _host(index_host: Callable[..., Host], source: Any, store: object, embedder: object) -> Host:
     return index_host(
-        lambda index: (
-            index.add_source(source).use_embedding("e").use_vector_store("s").configure_embedding_batching(4, 1)
-        ),
+        lambda index: index.add_source(source).use_embedding("e").use_vector_store("s"),
         embeddings={"e": embedder},
         stores={"s": store},
     )
@@ -122,24 +114,3 @@ async def test_a_cancelled_first_run_leaves_the_bulk_load(
         operation = await manager.cancel("docs")
     assert operation.state is RagIngestionState.CANCELLED
     assert store.loads == ["enter docs", "exit docs"]
-
-
-async def test_a_first_load_writes_more_chunks_per_write(
-    index_host: Callable[..., Host], source: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """With the store the slowest stage, a first load's writes grow up to LOAD_WRITE_CHUNKS, later runs'
-    up to WRITE_CHUNKS (one-chunk documents, groups of four)."""
-    monkeypatch.setattr(pipeline, "WRITE_CHUNKS", 16)
-    monkeypatch.setattr(pipeline, "LOAD_WRITE_CHUNKS", 64)
-    store = LoadingStore()
-    source.documents = _documents(400)
-    async with _host(index_host, source, store, HashingEmbedder(DIMS)) as host:
-        manager = host.services.get(RagIngestionManager)
-        assert (await manager.run("docs")).state is RagIngestionState.COMPLETED
-        first, store.write_sizes = store.write_sizes, []
-        source.documents = _documents(400, version=1)
-        assert (await manager.run("docs")).state is RagIngestionState.COMPLETED
-    assert sum(first) == 400
-    assert 16 + 4 < max(first) <= 64 + 4
-    assert sum(store.write_sizes) == 400
-    assert max(store.write_sizes) <= 16 + 4
