@@ -92,6 +92,7 @@ if _TYPE_CHECKING:
     )
     from runiq.rag._stores import (
         BulkDocumentWriter,
+        BulkLoading,
         DistanceMetric,
         DocumentCounter,
         DocumentStamps,
@@ -118,6 +119,7 @@ __all__ = [
     "And",
     "BM25Parameters",
     "BulkDocumentWriter",
+    "BulkLoading",
     "ChunkKey",
     "Compare",
     "Comparison",

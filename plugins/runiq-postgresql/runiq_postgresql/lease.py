@@ -31,16 +31,20 @@ log = get_logger(__name__)
 
 _BEGIN = "BEGIN; SET LOCAL idle_in_transaction_session_timeout = 0"
 _TRY_LOCK = "SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0))"
+_TRY_LOCK_SHARED = "SELECT pg_try_advisory_xact_lock_shared(hashtextextended($1, 0))"
 _DROP_PORTAL = "SELECT"  # a simple query: it replaces (and drops) the unnamed portal
 
 
 @contextlib.asynccontextmanager
-async def advisory_lease(pool: asyncpg.Pool, key: str) -> AsyncIterator[bool]:
-    """Yield whether this caller holds the lease named ``key``; it is released when the block exits."""
+async def advisory_lease(pool: asyncpg.Pool, key: str, *, shared: bool = False) -> AsyncIterator[bool]:
+    """Yield whether this caller holds the lease named ``key``; it is released when the block exits.
+
+    A ``shared`` lease is held by any number of callers at once, and by none while an exclusive one is.
+    """
     async with pool.acquire() as conn:
         try:
             await guarded(conn.execute(_BEGIN))
-            acquired = bool(await guarded(conn.fetchval(_TRY_LOCK, key)))
+            acquired = bool(await guarded(conn.fetchval(_TRY_LOCK_SHARED if shared else _TRY_LOCK, key)))
             await guarded(conn.execute(_DROP_PORTAL))
             yield acquired
         finally:

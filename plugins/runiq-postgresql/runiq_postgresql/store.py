@@ -8,10 +8,10 @@ Writes take one path, one transaction per call (``replace_document`` is a batch 
 terms and postings blocks are prepared first, outside the transaction, with row ids the store reserves;
 then the document rows are upserted in id order (their row locks serialise writers of the same
 document), the old chunk sets deleted (leaving tombstones in the postings table) and the new ones
-binary-COPYed, their postings COPYed as one block per lexeme, and the BM25 statistics (per-term document
-frequencies, chunk count, total length) adjusted by the net difference, so readers see either the old
-or the new version of a document, never a mix. Last, lexemes with many tombstones are purged and
-small blocks merged (``upkeep``).
+binary-COPYed, their postings COPYed as one block per lexeme, lexemes with many tombstones purged and
+small blocks merged (``upkeep``), and last the BM25 statistics (per-term document frequencies, chunk
+count, total length) adjusted by the net difference (their rows stay locked until commit, so as late as
+possible), so readers see either the old or the new version of a document, never a mix.
 
 Free-text lexical search reads the query terms' postings and statistics in one snapshot, sums BM25
 with numpy (``ranking``) and fetches the best chunks by row id; phrase queries are scored in SQL.
@@ -24,7 +24,7 @@ import json
 from collections import Counter
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from dataclasses import dataclass, field
 from enum import StrEnum
 from itertools import chain
@@ -104,6 +104,8 @@ _PROCESS_TOKENISE_CHUNKS = 256  # writes this large are tokenised by the helper 
 # comes (a crash) only leaves those blocks for the next merge that touches their lexemes.
 _MERGE_EVERY = 4
 _UNMERGED_TERMS = 200_000  # or sooner, when this many lexemes wait
+_TRY_XACT_LOCK = "SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0))"
+_PRESENT_INDEXES = "SELECT count(*) FROM pg_indexes WHERE schemaname = $1 AND indexname = ANY($2::text[])"
 _THREAD_SCORE_POSTINGS = 8_000  # BM25 over more postings is summed in a worker thread
 
 
@@ -300,6 +302,7 @@ class PostgresVectorStore(WorkClaimsMixin):
         name = validate_name(spec.name, "index name")
         if spec.dimensions is not None and (isinstance(spec.dimensions, bool) or spec.dimensions <= 0):
             raise RagValidationError("Index dimensions must be a positive integer or None.")
+        created = False
         async with self.pool.acquire() as conn, conn.transaction():
             row = await conn.fetchrow(self._sql.get_index, name)
             if row is None:
@@ -307,14 +310,20 @@ class PostgresVectorStore(WorkClaimsMixin):
                 await conn.execute("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", f"{self._schema}\x1f{name}")
                 row = await conn.fetchrow(self._sql.get_index, name)
                 if row is None:
-                    row = await self._create_index(conn, spec)
+                    row, created = await self._create_index(conn, spec), True
         if row["analyzer"] != self._lexical.signature:
             raise RagConfigurationError(
                 f"PostgreSQL index '{name}' was built with a different lexical analyzer than this store's "
                 "stopwords/stemmer options; use the same options, or drop the index and ingest again."
             )
-        index = self._remember(name, row)
+        index = self._indexes.get(name)
+        if index is None or index.index_id != row["index_id"]:
+            index = self._remember(name, row)
+        else:  # keep this store's state of the index (an open bulk load, unmerged lexemes)
+            index.ann = index.ann or row["ann_index"]
         ensure_compatible(index.spec, spec)
+        if not created:
+            await self._restore_deferred(index)
 
     async def _create_index(self, conn: Connection, spec: IndexSpec) -> asyncpg.Record:
         index_id = await conn.fetchval(
@@ -421,23 +430,60 @@ class PostgresVectorStore(WorkClaimsMixin):
 
     @asynccontextmanager
     async def bulk_load(self, index_name: str) -> AsyncIterator[None]:
-        """A first load (or a large reload): secondary indexes are dropped now and rebuilt on exit.
+        """:class:`~runiq.rag.providers.BulkLoading`: secondary indexes are dropped now and rebuilt on exit.
 
-        Inside the block, ``replace_documents`` batches write no GIN entries (building the lexical,
-        trigram and metadata indexes once afterwards is several times faster than maintaining
-        them row by row) and the HNSW index is built after the last batch. Searches during the
-        load stay correct but scan the table. Use for ingestion jobs, not on a live, busy index.
+        Inside the block, writes (of any caller) maintain no GIN entries (building the lexical, trigram
+        and metadata indexes once afterwards is several times faster than maintaining them row by row),
+        and this store builds the HNSW index once, after the last write, instead of at ``ann_min_rows``
+        and then row by row. Searches during the load stay correct but scan the table. Managed
+        ingestion uses it for a first load; it suits ingestion jobs, not a live, busy index.
+
+        The load holds its lease (shared, in one open transaction) until the indexes are back, so no
+        ``ensure_index`` elsewhere rebuilds them under it; a process killed inside the block loses the
+        lease, and the next ``ensure_index`` of the index rebuilds what is missing.
         """
         index = await guarded(self._require(index_name))
-        index.loading += 1
-        try:
-            if index.loading == 1:
-                await guarded(self._drop_secondary(index))
-            yield
-        finally:
-            index.loading -= 1
-            if index.loading == 0:
-                await guarded(self._finish_load(index))
+        async with self._load_lease(index):
+            index.loading += 1
+            try:
+                if index.loading == 1:
+                    await guarded(self._drop_secondary(index))
+                yield
+            finally:
+                index.loading -= 1
+                if index.loading == 0:
+                    await guarded(self._finish_load(index))
+
+    def _load_key(self, index: _Index) -> str:
+        return f"{self._schema}\x1fbulk_load\x1f{index.index_id}"
+
+    def _load_lease(self, index: _Index) -> AbstractAsyncContextManager[object]:
+        """The load's shared lease; none with a one-connection pool, which the lease would hold (then
+        another store's ``ensure_index`` may rebuild the indexes during the load: slower, still correct)."""
+        if self._options.pool_max_size < 2:
+            return nullcontext()
+        return advisory_lease(self.pool, self._load_key(index), shared=True)
+
+    async def _restore_deferred(self, index: _Index) -> None:
+        """What a killed bulk load left out (secondary indexes, then the HNSW index when due), rebuilt
+        unless a load holds the index's lease (this store's or another process's)."""
+        if index.loading:
+            return
+        names = list(secondary_index_names(index.index_id))
+        async with self.pool.acquire() as conn:
+            present = await conn.fetchval(_PRESENT_INDEXES, self._schema, names)
+        if present == len(names):
+            return
+        async with self.pool.acquire() as conn, conn.transaction():
+            if not await conn.fetchval(_TRY_XACT_LOCK, self._load_key(index)):
+                return  # a load is running: it rebuilds them when it ends
+            await conn.execute(f"SET LOCAL maintenance_work_mem = '{int(self._options.maintenance_work_mem_mb)}MB'")
+            for statement in secondary_index_ddl(self._schema, index.index_id):
+                await conn.execute(statement)
+            total = int(await conn.fetchval(self._sql.chunk_count, index.index_id) or 0)
+        log.warning("postgresql.secondary_indexes_restored", index=index.spec.name)
+        await self._maybe_analyze(index, total)
+        await self._maybe_build_ann(index, total)
 
     async def _drop_secondary(self, index: _Index) -> None:
         async with self.pool.acquire() as conn, conn.transaction():
@@ -540,9 +586,11 @@ class PostgresVectorStore(WorkClaimsMixin):
         blocks: postings.Blocks,
         tombstoned: Iterable[str],
     ) -> int:
-        """The write's postings blocks and statistics, then upkeep of the lexemes it touched; the new chunk count."""
+        """The write's postings blocks, upkeep of the lexemes it touched, then the statistics; the new chunk count.
+
+        The statistics come last: their rows (the index's, its terms') are locked until commit, and a
+        concurrent writer's statistics wait for them, so no upkeep runs while they are held."""
         await bulk.copy_blocks(conn, index.sql, blocks)
-        total = await self._apply_stats(conn, index, stats)
         lock = f"{self._schema}\x1fpostings\x1f{index.index_id}"
         index.writes += 1
         index.unmerged.update(blocks.terms)
@@ -550,7 +598,7 @@ class PostgresVectorStore(WorkClaimsMixin):
         if index.writes % _MERGE_EVERY == 0 or len(index.unmerged) > _UNMERGED_TERMS:
             merging, index.unmerged = index.unmerged, set()
         await upkeep.maintain(conn, index.sql, lock, merging, tombstoned)
-        return total
+        return await self._apply_stats(conn, index, stats)
 
     async def _apply_stats(self, conn: Connection, index: _Index, stats: _StatsDelta) -> int:
         delta = stats.frequencies
@@ -589,7 +637,7 @@ class PostgresVectorStore(WorkClaimsMixin):
         try:
             async with self.pool.acquire() as conn, conn.transaction():
                 key = f"{self._schema}\x1fann\x1f{index.index_id}"
-                if await conn.fetchval("SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0))", key):
+                if await conn.fetchval(_TRY_XACT_LOCK, key):
                     await self._build_ann(conn, index.index_id, spec)
             index.ann = True
         finally:

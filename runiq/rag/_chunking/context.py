@@ -34,7 +34,7 @@ def chunk_context(document_id: str, content: str, metadata: Mapping[str, object]
     """The title and section headings of a chunk that its content does not already hold, one per line."""
     parts: list[str] = []
     title = metadata.get("title")
-    if isinstance(title, str) and title != PurePosixPath(document_id).stem:
+    if isinstance(title, str) and title != _file_stem(document_id):
         parts.append(title)
     section = metadata.get("section")
     if isinstance(section, str):
@@ -45,6 +45,16 @@ def chunk_context(document_id: str, content: str, metadata: Mapping[str, object]
         if line and line not in kept and line not in content:
             kept.append(line)
     return "\n".join(kept)[:_MAX_CONTEXT_CHARACTERS]
+
+
+def _file_stem(document_id: str) -> str:
+    """``PurePosixPath(document_id).stem`` by string operations (a path object per chunk cost about 5 us,
+    twice per chunk: its terms and its embedding input)."""
+    name = document_id.rpartition("/")[2]
+    if name in ("", "."):  # a trailing "/" or "/.": path rules decide (never a directory source's id)
+        name = PurePosixPath(document_id).name
+    dot = name.rfind(".")
+    return name[:dot] if 0 < dot < len(name) - 1 else name
 
 
 def indexed_text(document_id: str, content: str, metadata: Mapping[str, object]) -> str:

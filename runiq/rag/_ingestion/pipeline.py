@@ -18,6 +18,10 @@ stored documents that no source delivered (nor reported as failed) are deleted; 
 a cancelled run, deletes nothing. Seen ids are kept as 8-byte hashes in a sorted array and the stored
 ids are paged through, so a run never holds every id's text.
 
+A first ingestion (the index holds no documents when the run starts) runs inside the store's bulk-load
+mode where it offers one (:class:`~runiq.rag._stores.base.BulkLoading`): PostgreSQL then builds its
+secondary and vector indexes once at the end instead of maintaining them row by row.
+
 Unchanged without reading, by stamps: when the source can list its documents with stamps and the store
 keeps them (:mod:`unchanged`), a document whose stamp matches the stored one is not read at all; it is
 counted as skipped and seen (so it is not deleted).
@@ -26,8 +30,10 @@ counted as skipped and seen (so it is not deleted).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING
 
 from runiq.errors import first_leaf
@@ -48,7 +54,7 @@ from runiq.rag._sources.base import (
     StampedItem,
     StampedSource,
 )
-from runiq.rag._stores.base import DocumentStamps
+from runiq.rag._stores.base import BulkLoading, DocumentStamps
 
 if TYPE_CHECKING:
     from runiq.rag._ingestion.seen import SeenIds
@@ -95,10 +101,19 @@ class IngestionPipeline:
 
         seen = SeenIds()
         self._tracker.phase = RagIngestionPhase.INGESTING
-        await self._flow(self._from_sources(seen, accept))
+        async with await self._first_load():
+            await self._flow(self._from_sources(seen, accept))
         if accept is None:
             self._tracker.phase = RagIngestionPhase.DELETING
             await self._delete_stale(seen)
+
+    async def _first_load(self) -> AbstractAsyncContextManager[None]:
+        """The store's bulk-load mode (:class:`BulkLoading`) when the index holds no documents yet: a first
+        ingestion defers the store's per-row index upkeep to its end (success, failure or cancellation)."""
+        store = self._resources.store
+        if isinstance(store, BulkLoading) and not await store.document_id_page(self._name, after=None, limit=1):
+            return store.bulk_load(self._name)
+        return contextlib.nullcontext()
 
     async def ingest(self, documents: Sequence[RagDocument]) -> None:
         """Some documents through the same stages (incremental, atomic per document); nothing is deleted."""

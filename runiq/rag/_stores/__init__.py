@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from runiq.rag._lazy import lazy_face
 from runiq.rag._stores.base import (
     BulkDocumentWriter,
+    BulkLoading,
     DistanceMetric,
     DocumentCounter,
     DocumentStamps,
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BulkDocumentWriter",
+    "BulkLoading",
     "DistanceMetric",
     "DocumentCounter",
     "DocumentStamps",

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BulkDocumentWriter",
+    "BulkLoading",
     "DistanceMetric",
     "DocumentCounter",
     "DocumentStamps",
@@ -181,6 +182,22 @@ class BulkDocumentWriter(Protocol):
     """
 
     async def replace_documents(self, index_name: str, items: Sequence[DocumentWrite]) -> None: ...
+
+
+@runtime_checkable
+class BulkLoading(Protocol):
+    """Optional capability: a mode for loading many documents into an index at once.
+
+    Inside ``async with store.bulk_load(index_name)`` the store may defer the upkeep of what it builds
+    per row (PostgreSQL drops its secondary indexes and rebuilds them, and builds its vector index,
+    once on exit). Every write keeps its usual semantics, writes of other callers and processes
+    included, and searches stay correct (they may be slower until the block exits). The block's exit
+    restores the index on success, failure and cancellation alike; a process killed inside the block
+    leaves an index that works, and the store restores what it deferred when the index is next opened
+    (``ensure_index``). Managed ingestion enters it for a run that starts on an index with no documents.
+    """
+
+    def bulk_load(self, index_name: str) -> AbstractAsyncContextManager[None]: ...
 
 
 @runtime_checkable
