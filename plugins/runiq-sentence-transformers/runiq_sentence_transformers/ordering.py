@@ -1,11 +1,12 @@
 """The order a call's texts are encoded in: most tokens first, so each batch pads little.
 
-``SentenceTransformer.encode`` sorts a call's texts by character length. Chunkers fill chunks up to a
-character limit, so most chunks of a corpus have nearly the same length in characters while their token
-counts still differ by a third or more (words of different lengths, numbers, punctuation): within those
-chunks the character order is close to random in tokens, and every batch pads to its longest member.
-Sorting by token count instead, and giving ``encode`` one batch at a time, measured 17% fewer padded
-tokens on CISI's chunks at batch size 32 (the tokenisation it adds is about 1% of the encode).
+``SentenceTransformer.encode`` sorts a call's texts by character length, and a batch pads to its
+longest member in tokens. Characters are a loose measure of tokens: among CISI's chunks of 900 characters
+and more, the token count runs from 161 to 210 (5th to 95th percentile), so texts of the same character
+length still differ by a quarter in tokens, and each batch of them pads to the most costly one.
+Sorting by token count instead, and giving ``encode`` one batch at a time: on CISI's 2,261 chunks
+(all-MiniLM-L6-v2, batch size 32, one call) the padding falls from 45,500 tokens to 4,500, and the tokens
+through the model by 14.5%; counting the tokens costs about 1% of the encode (a second tokenisation).
 """
 
 from __future__ import annotations
