@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -14,6 +14,7 @@ from runiq.logging import get_logger
 from runiq.rag.providers import EmbeddingInputKind
 
 from runiq_sentence_transformers.options import PROVIDER_NAME
+from runiq_sentence_transformers.ordering import most_tokens_first
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -32,7 +33,8 @@ class SentenceTransformerEmbedder:
     parallel encodes only contend. The lock is taken inside the worker thread, so a caller cancelled
     mid-encode (a timeout) does not let the next encode start beside the one still running.
     Queries go through ``encode_query`` and documents through ``encode_document``, so models that
-    define query/passage prompts get them; for the others both equal ``encode``.
+    define query/passage prompts get them; for the others both equal ``encode``. A call of more than
+    one batch is sorted by token count (:mod:`ordering`) and encoded a batch at a time.
     """
 
     def __init__(
@@ -62,17 +64,32 @@ class SentenceTransformerEmbedder:
         """Blocking encode; for benchmarks and callers already on a worker thread."""
         encode = self._model.encode_query if kind is EmbeddingInputKind.QUERY else self._model.encode_document
         with self._lock:
-            vectors = call_translated(
-                lambda: encode(
-                    texts,
-                    batch_size=self._batch_size,
-                    normalize_embeddings=self._normalize,
-                    convert_to_numpy=True,
-                    show_progress_bar=False,
-                ),
-                _encode_failed,
-            )
+            vectors = call_translated(lambda: self._encode_in_batches(encode, texts), _encode_failed)
         return np.ascontiguousarray(vectors, dtype=np.float32)
+
+    def _encode_in_batches(self, encode: Callable[..., Any], texts: list[str]) -> FloatMatrix:
+        """One ``encode`` per batch of texts with similar token counts; the rows in the caller's order."""
+        size = self._batch_size
+        if len(texts) <= size:
+            return np.asarray(self._encode(encode, texts), dtype=np.float32)
+        order = most_tokens_first(self._model, texts)
+        out: FloatMatrix = np.empty((len(texts), self._dimensions), dtype=np.float32)
+        for start in range(0, len(order), size):
+            positions = order[start : start + size]
+            rows = np.asarray(self._encode(encode, [texts[i] for i in positions]), dtype=np.float32)
+            if rows.shape != (len(positions), self._dimensions):
+                raise ProviderResponseError(PROVIDER_NAME, "the model returned vectors of an unexpected shape")
+            out[positions] = rows
+        return out
+
+    def _encode(self, encode: Callable[..., Any], texts: list[str]) -> Any:
+        return encode(
+            texts,
+            batch_size=self._batch_size,
+            normalize_embeddings=self._normalize,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
 
 
 def _encode_failed(exc: Exception) -> ProviderError:

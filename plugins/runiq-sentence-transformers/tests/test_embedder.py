@@ -129,3 +129,78 @@ async def test_encode_failures_are_content_free(canary) -> None:
     assert events[0]["error"] == "RuntimeError"
     assert caught.value.__context__ is None  # ``from None`` would only hide the model's exception
     assert_content_free(caught.value, canary)
+
+
+# Nearly the same length in characters, different lengths in tokens: digits and rare words split into many
+# word pieces, common words are one each.
+_UNEVEN = [
+    "the cat sat on the mat and the dog sat too",
+    "zygomorphic 8271 9354 quux xylophonist 6620",
+    "a short one",
+    "we went to the shop and then we came home",
+    "17 2934 58817 340 9921 77 1284 30 66 90 1",
+    "",
+    "policies",
+]
+
+
+class TokenisingModel:
+    """A fake model with a given tokenizer (MiniLM's, or none): records each encode's texts, returns each
+    text's length as its vector."""
+
+    def __init__(self, minilm: Any | None) -> None:
+        self.tokenizer = None if minilm is None else minilm.tokenizer
+        self.max_seq_length = None if minilm is None else minilm.max_seq_length
+        self.calls: list[list[str]] = []
+
+    def get_embedding_dimension(self) -> int:
+        return 1
+
+    def encode_document(self, texts: list[str], **kwargs: Any) -> np.ndarray:
+        self.calls.append(list(texts))
+        return np.array([[len(text)] for text in texts], dtype=np.float32)
+
+
+def _tokens(minilm: Any, text: str) -> int:
+    return len(minilm.tokenizer(text)["input_ids"])
+
+
+async def test_a_call_is_encoded_most_tokens_first_one_batch_at_a_time(minilm) -> None:
+    """Texts are sorted by token count (not characters, as encode would), one encode per batch, and the rows
+    come back in the caller's order."""
+    model = TokenisingModel(minilm)
+    embedder = SentenceTransformerEmbedder(model, model_name="fake", batch_size=3)
+    result = await embedder.embed(_UNEVEN, DOC)
+    assert [len(call) for call in model.calls] == [3, 3, 1]
+    sent = [text for call in model.calls for text in call]
+    tokens = [_tokens(minilm, text) for text in sent]
+    assert tokens == sorted(tokens, reverse=True)
+    assert sent != sorted(_UNEVEN, key=len, reverse=True)  # the character order would have differed
+    assert result[:, 0].tolist() == [len(text) for text in _UNEVEN]
+
+
+async def test_a_model_without_a_hugging_face_tokenizer_is_sorted_by_characters() -> None:
+    """No tokenizer to count with: longest first in characters, as encode sorts."""
+    model = TokenisingModel(None)
+    embedder = SentenceTransformerEmbedder(model, model_name="fake", batch_size=2)
+    out = await embedder.embed(["bb", "a", "dddd", "ccc"], DOC)
+    assert model.calls == [["dddd", "ccc"], ["bb", "a"]]
+    assert out[:, 0].tolist() == [2, 1, 4, 3]
+
+
+async def test_sorted_batches_give_a_direct_encodes_vectors_in_order(minilm) -> None:
+    """Batched by token count, the real model's vectors equal one encode of the same texts, row for row."""
+    embedder = SentenceTransformerEmbedder(minilm, model_name="m", batch_size=2)
+    result = await embedder.embed(_UNEVEN, DOC)
+    direct = minilm.encode(_UNEVEN, batch_size=2, normalize_embeddings=True, show_progress_bar=False)
+    np.testing.assert_allclose(result, direct, atol=1e-5)
+
+
+async def test_a_batch_of_the_wrong_shape_fails_the_call() -> None:
+    """A model whose batches disagree with the dimension it reports fails with a ProviderError, never a
+    silently broadcast row."""
+    model = TokenisingModel(None)
+    model.get_embedding_dimension = lambda: 3  # type: ignore[method-assign]
+    embedder = SentenceTransformerEmbedder(model, model_name="fake", batch_size=2)
+    with pytest.raises(ProviderError):
+        await embedder.embed(["bb", "a", "dddd"], DOC)
