@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 
 from runiq.rag._documents import ChunkKey
 
@@ -26,21 +27,26 @@ class FusedCandidate:
 
 def reciprocal_rank_fusion(*ranked: Sequence[ChunkKey], k: int = RRF_K) -> list[FusedCandidate]:
     """Fuse ranked lists (best first). Duplicates within one list keep their first rank."""
+    sources = len(ranked)
     positions: dict[ChunkKey, list[int | None]] = {}
     for source, keys in enumerate(ranked):
         for rank, key in enumerate(keys, start=1):
-            slots = positions.setdefault(key, [None] * len(ranked))
+            slots = positions.get(key)
+            if slots is None:
+                slots = positions[key] = [None] * sources
             if slots[source] is None:
                 slots[source] = rank
-    fused = [
-        FusedCandidate(key, sum(1.0 / (k + r) for r in ranks if r is not None), tuple(ranks))
-        for key, ranks in positions.items()
-    ]
-    missing = float("inf")
+    # One sort key per candidate, built once: (-score, best rank, rank per source (missing last), identity).
+    # Identities are unique, so keys never tie and the candidates themselves are never compared.
+    keyed: list[tuple[tuple[object, ...], FusedCandidate]] = []
+    for key, slots in positions.items():
+        present = [r for r in slots if r is not None]
+        score = sum([1.0 / (k + r) for r in present])
+        per_source = [_MISSING if r is None else r for r in slots]
+        order = (-score, min(present), *per_source, key.document_id, key.chunk_id)
+        keyed.append((order, FusedCandidate(key, score, tuple(slots))))
+    keyed.sort(key=itemgetter(0))
+    return [candidate for _, candidate in keyed]
 
-    def order(item: FusedCandidate) -> tuple[object, ...]:
-        present = [r for r in item.ranks if r is not None]
-        per_source = tuple(missing if r is None else r for r in item.ranks)
-        return (-item.score, min(present), *per_source, item.key.document_id, item.key.chunk_id)
 
-    return sorted(fused, key=order)
+_MISSING = float("inf")  # a source that did not return the candidate sorts it after every rank
