@@ -11,6 +11,7 @@ the latest per index for client payloads (a dashboard).
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -108,10 +109,22 @@ class ObservabilityRecorder:
 
 
 def _fields(event: Event) -> dict[str, Any]:
-    values = dataclasses.asdict(event)
-    values.pop("event")
-    values.pop("timestamp")
-    return {k: v for k, v in values.items() if v is not None and v != () and v != []}
+    """The logged fields: those set, hit previews as plain dicts (what ``dataclasses.asdict`` gives, without
+    deep-copying every scalar)."""
+    values: dict[str, Any] = {}
+    for name in _logged_fields(type(event)):
+        value = getattr(event, name)
+        if value is None or value == ():
+            continue
+        if isinstance(value, tuple):
+            value = tuple(dataclasses.asdict(item) for item in value)
+        values[name] = value
+    return values
+
+
+@functools.cache
+def _logged_fields(kind: type[Event]) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(kind) if f.name not in ("event", "timestamp"))
 
 
 def emit(event: Event, sinks: Iterable[ObservabilitySink]) -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterator, Mapping
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from enum import Enum, StrEnum
 from typing import TYPE_CHECKING, Final, Literal
@@ -225,14 +225,28 @@ def _error_code(exc: Exception) -> str | None:
     return str(code.value) if isinstance(code, Enum) else None
 
 
-@contextmanager
+def _tracing() -> bool:
+    """Whether a tracer provider is installed. Without one (or with the API's explicit no-op provider) the
+    API's tracer makes non-recording spans that carry the current context unchanged, so runiq makes none."""
+    if _instruments() is None:
+        return False
+    from opentelemetry import trace  # imported already: _instruments did
+
+    return not isinstance(trace.get_tracer_provider(), (trace.ProxyTracerProvider, trace.NoOpTracerProvider))
+
+
 def _span(
     name: str, prefix: str, attributes: Mapping[str, Attribute], *, record: bool = True
-) -> Iterator[TelemetrySpan]:
-    instruments = _instruments() if record else None
-    if instruments is None:
-        yield TelemetrySpan(None, prefix)
-        return
+) -> AbstractContextManager[TelemetrySpan]:
+    if not (record and _tracing()):
+        return nullcontext(TelemetrySpan(None, prefix))
+    return _recorded_span(name, prefix, attributes)
+
+
+@contextmanager
+def _recorded_span(name: str, prefix: str, attributes: Mapping[str, Attribute]) -> Iterator[TelemetrySpan]:
+    instruments = _instruments()
+    assert instruments is not None
     with instruments.tracer.start_as_current_span(
         name, attributes=attributes, record_exception=False, set_status_on_exception=False
     ) as span:
