@@ -30,32 +30,31 @@ def reciprocal_rank_fusion(*ranked: Sequence[ChunkKey], k: int = RRF_K) -> list[
     """Fuse ranked lists (best first). Duplicates within one list keep their first rank."""
     sources = len(ranked)
     unranked: list[float] = [_MISSING] * sources
-    # Per candidate, in one pass: [fused score, best rank, rank in each source (missing: inf)]. Scores are
-    # summed in source order, so a candidate's score is the same float whatever else is in the lists.
-    entries: dict[ChunkKey, list[float]] = {}
+    # Per candidate, in one pass: its sort entry [fused score, best rank, rank in each source (missing: inf)]
+    # and its ranks (missing: None). Scores are summed in source order.
+    entries: dict[ChunkKey, tuple[list[float], list[int | None]]] = {}
     for source, keys in enumerate(ranked):
         slot = source + 2
         for rank, key in enumerate(keys, start=1):
-            entry = entries.get(key)
-            if entry is None:
-                entries[key] = entry = [0.0, rank, *unranked]
-            elif entry[slot] != _MISSING:
-                continue  # listed again in this source: the first rank stands
-            elif rank < entry[1]:
-                entry[1] = rank
+            found = entries.get(key)
+            if found is None:
+                entry, ranks = entries[key] = ([0.0, rank, *unranked], [None] * sources)
+            else:
+                entry, ranks = found
+                if ranks[source] is not None:
+                    continue  # listed again in this source: the first rank stands
+                if rank < entry[1]:
+                    entry[1] = rank
             entry[0] += 1.0 / (k + rank)
             entry[slot] = rank
+            ranks[source] = rank
     # The sort key: (-score, best rank, rank per source (missing last), identity). Identities are unique,
     # so keys never tie and the order is total.
-    keyed: list[tuple[tuple[Any, ...], ChunkKey]] = [
-        ((-entry[0], *entry[1:], key.document_id, key.chunk_id), key) for key, entry in entries.items()
+    keyed: list[tuple[tuple[Any, ...], ChunkKey, list[int | None]]] = [
+        ((-entry[0], *entry[1:], key.document_id, key.chunk_id), key, ranks) for key, (entry, ranks) in entries.items()
     ]
     keyed.sort(key=itemgetter(0))
-    return [FusedCandidate(key, -order[0], _ranks(order[2 : 2 + sources])) for order, key in keyed]
-
-
-def _ranks(slots: tuple[Any, ...]) -> tuple[int | None, ...]:
-    return tuple([None if r == _MISSING else int(r) for r in slots])
+    return [FusedCandidate(key, -order[0], tuple(ranks)) for order, key, ranks in keyed]
 
 
 _MISSING = float("inf")  # a source that did not return the candidate sorts it after every rank

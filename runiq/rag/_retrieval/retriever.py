@@ -150,7 +150,7 @@ class RagRetriever:
         self, resources: IndexResources, query: RagQuery, mode: RagRetrievalMode
     ) -> tuple[list[RagRetrievalHit], RagRetrievalStatistics]:
         if mode is RagRetrievalMode.LEXICAL:
-            lexical = await self._lexical(resources, query, query.top_k)
+            lexical = await self._lexical(_require_lexical(resources, query.index_name), query, query.top_k)
             hits = [_lexical_hit(hit, rank) for rank, hit in enumerate(lexical, start=1)]
             return hits, RagRetrievalStatistics(lexical_candidates=len(lexical))
         if resources.embedder is None:
@@ -167,10 +167,10 @@ class RagRetriever:
         self, resources: IndexResources, query: RagQuery
     ) -> tuple[list[RagRetrievalHit], RagRetrievalStatistics]:
         depth = query.hybrid_depth(self._options.hybrid_candidate_multiplier)
-        _require_lexical(resources, query.index_name)
+        store = _require_lexical(resources, query.index_name)
         # Both sources run concurrently; if either fails the TaskGroup cancels the other and the
         # whole request fails: there is no silent fallback to one source.
-        semantic, lexical = await translated(lambda: self._both(resources, query, depth), first_leaf)
+        semantic, lexical = await translated(lambda: self._both(resources, store, query, depth), first_leaf)
         sem_by_key = {h.key: h for h in semantic}
         lex_by_key = {h.key: h for h in lexical}
         with fusion_span(query.index_name) as span:
@@ -198,11 +198,11 @@ class RagRetriever:
         return hits, stats
 
     async def _both(
-        self, resources: IndexResources, query: RagQuery, depth: int
+        self, resources: IndexResources, store: LexicalSearch, query: RagQuery, depth: int
     ) -> tuple[list[StoreHit], list[StoreHit]]:
         async with asyncio.TaskGroup() as group:
             semantic = group.create_task(self._semantic(resources, query, depth))
-            lexical = group.create_task(self._lexical(resources, query, depth))
+            lexical = group.create_task(self._lexical(store, query, depth))
         return semantic.result(), lexical.result()
 
     async def _semantic(self, resources: IndexResources, query: RagQuery, depth: int) -> list[StoreHit]:
@@ -220,8 +220,7 @@ class RagRetriever:
             span.counts(candidates=len(hits))
         return hits
 
-    async def _lexical(self, resources: IndexResources, query: RagQuery, depth: int) -> list[StoreHit]:
-        store = _require_lexical(resources, query.index_name)
+    async def _lexical(self, store: LexicalSearch, query: RagQuery, depth: int) -> list[StoreHit]:
         parsed = parse_lexical_query(query.text)
         with source_span("lexical", query.index_name, depth) as span:
             hits = await translated(
