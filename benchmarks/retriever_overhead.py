@@ -78,6 +78,7 @@ class StubStore:
 
 async def run(args: argparse.Namespace) -> None:
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))  # as hybrid_latency
+
     def configure(index: Any) -> None:
         index.use_documents([])
         index.use_in_memory_vector_store()
@@ -88,7 +89,7 @@ async def run(args: argparse.Namespace) -> None:
     async with builder.build() as host:
         runtime = host.services.get(IndexRuntime)
         resources = await runtime.get(INDEX)
-        runtime._resources[INDEX] = dataclasses.replace(resources, store=StubStore())  # noqa: SLF001
+        runtime._resources[INDEX] = dataclasses.replace(resources, store=StubStore())
         retriever = host.services.get(RagRetriever)
         queries = [QUERIES[i % len(QUERIES)] for i in range(args.queries)]
 
@@ -113,8 +114,10 @@ async def run(args: argparse.Namespace) -> None:
             for text in queries:
                 await once(text)
             per_query.append((time.process_time() - began) * 1000 / len(queries))
-        print(f"hybrid retriever CPU per query: median {statistics.median(per_query):.3f} ms "
-              f"(rounds: {', '.join(f'{v:.3f}' for v in per_query)})")
+        print(
+            f"hybrid retriever CPU per query: median {statistics.median(per_query):.3f} ms "
+            f"(rounds: {', '.join(f'{v:.3f}' for v in per_query)})"
+        )
 
 
 def main() -> None:

@@ -11,7 +11,6 @@ the latest per index for client payloads (a dashboard).
 from __future__ import annotations
 
 import dataclasses
-import functools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -112,7 +111,10 @@ def _fields(event: Event) -> dict[str, Any]:
     """The logged fields: those set, hit previews as plain dicts (what ``dataclasses.asdict`` gives, without
     deep-copying every scalar)."""
     values: dict[str, Any] = {}
-    for name in _logged_fields(type(event)):
+    names = _LOGGED_FIELDS.get(type(event))
+    if names is None:  # a subclass: its own fields
+        names = _LOGGED_FIELDS[type(event)] = _logged_fields(event)
+    for name in names:
         value = getattr(event, name)
         if value is None or value == ():
             continue
@@ -122,9 +124,11 @@ def _fields(event: Event) -> dict[str, Any]:
     return values
 
 
-@functools.cache
-def _logged_fields(kind: type[Event]) -> tuple[str, ...]:
-    return tuple(f.name for f in dataclasses.fields(kind) if f.name not in ("event", "timestamp"))
+def _logged_fields(event: Event | type[Event]) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(event) if f.name not in ("event", "timestamp"))
+
+
+_LOGGED_FIELDS: dict[type, tuple[str, ...]] = {kind: _logged_fields(kind) for kind in (RetrievalEvent, IngestionEvent)}
 
 
 def emit(event: Event, sinks: Iterable[ObservabilitySink]) -> None:
