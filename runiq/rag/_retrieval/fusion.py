@@ -14,7 +14,7 @@ from typing import Any
 
 from runiq.rag._documents import ChunkKey
 
-__all__ = ["RRF_K", "FusedCandidate", "reciprocal_rank_fusion"]
+__all__ = ["RRF_K", "FusedCandidate", "FusedRanking", "fused_ranking", "reciprocal_rank_fusion"]
 
 RRF_K = 60
 
@@ -28,6 +28,26 @@ class FusedCandidate:
 
 def reciprocal_rank_fusion(*ranked: Sequence[ChunkKey], k: int = RRF_K) -> list[FusedCandidate]:
     """Fuse ranked lists (best first). Duplicates within one list keep their first rank."""
+    return fused_ranking(*ranked, k=k).candidates()
+
+
+class FusedRanking:
+    """Every fused candidate in order; :meth:`candidates` builds the first ``limit`` of them."""
+
+    __slots__ = ("_ordered",)
+
+    def __init__(self, ordered: list[tuple[tuple[Any, ...], ChunkKey, list[int | None]]]) -> None:
+        self._ordered = ordered
+
+    def __len__(self) -> int:
+        return len(self._ordered)
+
+    def candidates(self, limit: int | None = None) -> list[FusedCandidate]:
+        return [FusedCandidate(key, -order[0], tuple(ranks)) for order, key, ranks in self._ordered[:limit]]
+
+
+def fused_ranking(*ranked: Sequence[ChunkKey], k: int = RRF_K) -> FusedRanking:
+    """:func:`reciprocal_rank_fusion`'s order, for a caller that keeps only the best few candidates."""
     sources = len(ranked)
     unranked: list[float] = [_MISSING] * sources
     # Per candidate, in one pass: its sort entry [fused score, best rank, rank in each source (missing: inf)]
@@ -50,11 +70,11 @@ def reciprocal_rank_fusion(*ranked: Sequence[ChunkKey], k: int = RRF_K) -> list[
             ranks[source] = rank
     # The sort key: (-score, best rank, rank per source (missing last), identity). Identities are unique,
     # so keys never tie and the order is total.
-    keyed: list[tuple[tuple[Any, ...], ChunkKey, list[int | None]]] = [
+    ordered = [
         ((-entry[0], *entry[1:], key.document_id, key.chunk_id), key, ranks) for key, (entry, ranks) in entries.items()
     ]
-    keyed.sort(key=itemgetter(0))
-    return [FusedCandidate(key, -order[0], tuple(ranks)) for order, key, ranks in keyed]
+    ordered.sort(key=itemgetter(0))
+    return FusedRanking(ordered)
 
 
 _MISSING = float("inf")  # a source that did not return the candidate sorts it after every rank

@@ -24,7 +24,7 @@ from runiq.rag._observability.events import ObservabilitySink, RetrievalEvent, R
 from runiq.rag._observability.identity import identity_hash
 from runiq.rag._observability.otel import TelemetrySpan, fusion_span, record_metrics, retrieval_span, source_span
 from runiq.rag._observability.projection import ObservabilityProjector
-from runiq.rag._retrieval.fusion import reciprocal_rank_fusion
+from runiq.rag._retrieval.fusion import fused_ranking
 from runiq.rag._retrieval.query import RagQuery, RagRetrievalMode
 from runiq.rag._retrieval.results import (
     RagRetrievalHit,
@@ -174,10 +174,10 @@ class RagRetriever:
         sem_by_key = {h.key: h for h in semantic}
         lex_by_key = {h.key: h for h in lexical}
         with fusion_span(query.index_name) as span:
-            fused = reciprocal_rank_fusion(list(sem_by_key), list(lex_by_key))
+            fused = fused_ranking(list(sem_by_key), list(lex_by_key))
             span.counts(fused_candidates=len(fused))
         hits = []
-        for fused_rank, candidate in enumerate(fused[: query.top_k], start=1):
+        for fused_rank, candidate in enumerate(fused.candidates(query.top_k), start=1):
             sem_rank, lex_rank = candidate.ranks
             sem = sem_by_key.get(candidate.key)
             lex = lex_by_key.get(candidate.key)
