@@ -201,8 +201,10 @@ class RagRetriever:
         self, resources: IndexResources, store: LexicalSearch, query: RagQuery, depth: int
     ) -> tuple[list[StoreHit], list[StoreHit]]:
         async with asyncio.TaskGroup() as group:
-            semantic = group.create_task(self._semantic(resources, query, depth))
+            # The lexical search usually takes longer: it goes first, so its first statement is on its way
+            # while the query is embedded.
             lexical = group.create_task(self._lexical(store, query, depth))
+            semantic = group.create_task(self._semantic(resources, query, depth))
         return semantic.result(), lexical.result()
 
     async def _semantic(self, resources: IndexResources, query: RagQuery, depth: int) -> list[StoreHit]:
