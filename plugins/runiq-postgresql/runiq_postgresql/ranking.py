@@ -86,23 +86,19 @@ def ranked(
     candidate is listed only if a second batch is asked for."""
     summed = _summed(postings, frequencies, chunk_count, total_terms, dfs)
     size = max(first, 1)
-    if isinstance(summed, Candidates) or len(summed.sums) <= size:
-        yield from batches(summed if isinstance(summed, Candidates) else summed.candidates(), first)
-        return
-    sums = summed.sums
-    x = _kth_best(sums, size)  # every candidate (score > 0) is above the rows without one
-    if x <= 0.0:  # at most ``size`` candidates: one batch
-        yield from batches(summed.candidates(), first)
-        return
-    cut = x - max(_TIE_MARGIN, abs(x) * 1e-12)
-    hit = np.flatnonzero(sums >= cut) if cut > 0.0 else np.flatnonzero(sums > 0.0)
-    if len(hit) <= size and np.count_nonzero(sums > 0.0) <= size:  # exactly ``size`` candidates: one batch
-        yield from batches(summed.candidates(), first)
-        return
-    scores = sums[hit]
-    rows = hit + summed.low if summed.low else hit
-    yield Batch(rows.tolist(), scores.tolist(), np.round(scores, 9).tolist(), float(np.round(x, 9)))
-    yield from _batches(summed.candidates(), size * 4, cut)
+    if isinstance(summed, _Dense) and len(summed.sums) > size:
+        sums = summed.sums
+        x = _kth_best(sums, size)  # every candidate (score > 0) is above the rows without one
+        if x > 0.0:  # else at most ``size`` candidates: one batch
+            cut = x - max(_TIE_MARGIN, abs(x) * 1e-12)
+            hit = np.flatnonzero(sums >= cut) if cut > 0.0 else np.flatnonzero(sums > 0.0)
+            if len(hit) > size or np.count_nonzero(sums > 0.0) > size:  # else exactly ``size``: one batch
+                scores = sums[hit]
+                rows = hit + summed.low if summed.low else hit
+                yield Batch(rows.tolist(), scores.tolist(), np.round(scores, 9).tolist(), float(np.round(x, 9)))
+                yield from _batches(summed.candidates(), size * 4, cut)
+                return
+    yield from batches(summed if isinstance(summed, Candidates) else summed.candidates(), first)
 
 
 @dataclass(frozen=True, slots=True)
