@@ -75,6 +75,10 @@ class ConfinedRoot:
         """A handle on the directory ``parts``, borrowed: valid until the next call. Every component must
         be a real directory: a symlink raises ``OSError`` (``ENOTDIR`` or ``ELOOP``), a missing one
         ``FileNotFoundError``."""
+        fd = self._cache.get(parts)
+        if fd is not None:  # the common case: a file's directory, just listed or stamped
+            self._cache.move_to_end(parts)
+            return fd
         depth = len(parts)
         while depth and parts[:depth] not in self._cache:
             depth -= 1

@@ -31,6 +31,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator, 
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from runiq.errors import call_translated, replacing
 from runiq.rag._documents import RagDocument
@@ -143,8 +144,7 @@ class DirectorySource:
         return await read_all(self)
 
 
-@dataclass(frozen=True, slots=True)
-class _Candidate:
+class _Candidate(NamedTuple):
     """A file a loader will read, once the walk has found it (not read yet)."""
 
     document_id: str
@@ -196,31 +196,39 @@ class _Tree:
         unopenable = DocumentSourceError("directory", reason)
         root = self._root = call_translated(lambda: ConfinedRoot(self._source.root), replacing(OSError, unopenable))
         found = iter_files(root, self._selection.matches, recursive=self._source.recursive)
-        unlistable = replacing(OSError, DocumentSourceError("directory", "the root directory could not be listed"))
         delivered = 0
         cap = self._source.max_documents
-        while (entry := call_translated(lambda: next(found, None), unlistable)) is not None:
-            item = self._classified(*entry)
+        while True:
+            try:
+                parts, code = next(found)
+            except StopIteration:
+                return
+            except OSError:
+                break
+            item = self._classified(parts, code)
             if isinstance(item, _Candidate):
                 if cap is not None and delivered >= cap:
                     item = SourceFailure(document_id=item.document_id, code="too_many_documents")
                 else:
                     delivered += 1
             yield item
+        # Raised outside ``except``: the OSError can name a path under the root.
+        raise DocumentSourceError("directory", "the root directory could not be listed")
 
     def window(self, listed: Iterator[_Listed]) -> _Window:
         """Up to ``_STAMP_WINDOW`` listed entries, each candidate with its stamp (:mod:`stamps`; None when
         the stream is not stamped)."""
         with self._lock:
             window = _Window()
+            entries, candidates = window.entries, window.candidates
             now = time.time_ns()
+            stamped = self._stamped
             for item in itertools.islice(listed, _STAMP_WINDOW):
                 if isinstance(item, _Candidate):
-                    window.candidates[item.document_id] = item
-                    stamp = self._stamp(item, now) if self._stamped else None
-                    window.entries.append(SourceStamp(item.document_id, stamp))
+                    candidates[item.document_id] = item
+                    entries.append(SourceStamp(item.document_id, self._stamp(item, now) if stamped else None))
                 else:
-                    window.entries.append(item)
+                    entries.append(item)
             return window
 
     def batch(self, items: Iterator[_Read]) -> list[_Read]:
@@ -269,10 +277,10 @@ class _Tree:
         return f"{self._source.identity}\n{self._source.max_file_bytes}"
 
     def _classified(self, parts: Parts, code: str | None) -> _Listed:
-        relative = _document_id(parts)
+        relative = "/".join(parts)  # the document id
         if code is not None:
             return SourceFailure(document_id=_printable(relative), code=code)
-        if not _is_text(relative):
+        if not relative.isascii() and not _is_text(relative):
             # Not valid UTF-8: report it under a printable id instead of emitting an unencodable one.
             return SourceFailure(document_id=_printable(relative), code="undecodable_name")
         loader = self._selection.loader_for(parts[-1])
@@ -348,10 +356,6 @@ def _read_at_most(fd: int, count: int, *, expected: int) -> bytes:
         total += len(block)
         want = 1 << 16
     return b"".join(blocks)
-
-
-def _document_id(parts: Parts) -> str:
-    return "/".join(parts)
 
 
 def _is_text(value: str) -> bool:

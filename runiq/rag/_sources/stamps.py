@@ -53,7 +53,7 @@ def loader_salt(source: str, spec: LoaderSpec) -> str:
     loader = spec.loader
     kind = type(loader)
     names: list[str] = [f.name for f in fields(loader)] if is_dataclass(loader) else []
-    configuration = ",".join(f"{name}={getattr(loader, name)!r}" for name in names)
+    configuration = ",".join(f"{name}={_canonical(getattr(loader, name))}" for name in names)
     parts = (
         source,
         f"{kind.__module__}.{kind.__qualname__}",
@@ -64,6 +64,19 @@ def loader_salt(source: str, spec: LoaderSpec) -> str:
         runiq.__version__,
     )
     return hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def _canonical(value: object) -> str:
+    """``repr`` with sets in sorted order: a set's own order follows the process's string hash seed,
+    and a salt that changed with it would read every file again after each restart."""
+    if isinstance(value, (set, frozenset)):
+        return "{" + ", ".join(sorted(_canonical(item) for item in value)) + "}"
+    if isinstance(value, (list, tuple)):
+        return type(value).__name__ + "(" + ", ".join(_canonical(item) for item in value) + ")"
+    if isinstance(value, dict):
+        pairs = sorted(f"{_canonical(key)}: {_canonical(item)}" for key, item in value.items())
+        return "{" + ", ".join(pairs) + "}"
+    return repr(value)
 
 
 @functools.cache

@@ -4,6 +4,8 @@ and loader) before any read; only the chosen ones are read; the rest come back a
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -110,3 +112,35 @@ async def test_windows_are_bounded_and_stop_early_closes_the_handles(tmp_path: P
     await anext(stream)
     await stream.aclose()
     assert len(os.listdir("/proc/self/fd")) == before
+
+
+def test_the_salt_does_not_follow_the_string_hash_seed(tmp_path: Path) -> None:
+    """A loader configured with a set (the text loader's extensions) salts every process alike: with the
+    set's own order in the salt, about half of all restarts would read every file again."""
+    _old(tmp_path / "a.txt", "A")
+    script = (
+        "import asyncio, sys\n"
+        "from pathlib import Path\n"
+        "from runiq.rag._loaders.builtin import builtin_registry\n"
+        "from runiq.rag._sources import DirectorySource\n"
+        "async def main():\n"
+        "    seen = []\n"
+        "    async def choose(stamps):\n"
+        "        seen.extend(s.stamp for s in stamps)\n"
+        "        return [False] * len(stamps)\n"
+        "    source = DirectorySource(root=Path(sys.argv[1]), pattern='*.txt')\n"
+        "    [item async for item in source.stream_changed(choose)]\n"
+        "    extensions = builtin_registry().spec_for_path('a.txt').loader.extensions\n"
+        "    print(list(extensions), seen[0])\n"
+        "asyncio.run(main())\n"
+    )
+    runs = set()
+    for seed in ("1", "2", "3", "4"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        done = subprocess.run([sys.executable, "-c", script, str(tmp_path)], env=env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr[-2000:]
+        runs.add(done.stdout.strip())
+    orders = {run.rpartition(" ")[0] for run in runs}
+    salts = {run.rpartition(" ")[2] for run in runs}
+    assert len(orders) > 1  # the seeds do order the set differently on this interpreter
+    assert len(salts) == 1
