@@ -9,9 +9,10 @@ terms and postings blocks are prepared first, outside the transaction, with row 
 then the document rows are upserted in id order (their row locks serialise writers of the same
 document), the old chunk sets deleted (leaving tombstones in the postings table) and the new ones
 binary-COPYed, their postings COPYed as one block per lexeme, lexemes with many tombstones purged and
-small blocks merged (``upkeep``), and last the BM25 statistics (per-term document frequencies, chunk
-count, total length) adjusted by the net difference (their rows stay locked until commit, so as late as
-possible), so readers see either the old or the new version of a document, never a mix.
+small blocks merged (``upkeep``), and last the BM25 statistics (chunk count, total length) adjusted by
+the net difference (the index's row stays locked until commit, so as late as possible), so readers see
+either the old or the new version of a document, never a mix. Document frequencies are counted from
+the postings blocks themselves (``queries.DOCUMENT_FREQUENCY``): a write has none to maintain.
 
 Free-text lexical search reads the query terms' postings and statistics in one snapshot, sums BM25
 with numpy (``ranking``) and fetches the best chunks by row id; phrase queries are scored in SQL.
@@ -21,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections import Counter
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
@@ -124,9 +124,8 @@ def _document_id(item: _Item) -> str:
 
 @dataclass(slots=True)
 class _StatsDelta:
-    """Net change of the BM25 statistics (document frequencies, chunk count, total length) of one write."""
+    """Net change of the BM25 statistics (chunk count, total length) of one write."""
 
-    frequencies: Counter[str] = field(default_factory=Counter)
     chunks: int = 0
     terms: int = 0
 
@@ -135,12 +134,10 @@ class _StatsDelta:
         """The new documents' statistics (``new``) minus those of the chunks they replace (``old``)."""
         stats = cls()
         if new is not None:
-            stats.frequencies.update(new.terms.frequencies)
             for doc in new.documents:
                 stats.chunks += len(doc.rows)
                 stats.terms += doc.total_terms
         if old is not None:
-            stats.frequencies.subtract(dict(zip(old["lexemes"], old["counts"], strict=True)))
             stats.chunks -= old["chunks"]
             stats.terms -= old["terms"]
         return stats
@@ -569,7 +566,6 @@ class PostgresVectorStore(WorkClaimsMixin):
             # index or a sort, trigram LIKE estimates are generic), and sampling them is the slow part.
             await conn.execute(f"ANALYZE {index.sql.table} {_ANALYZED_COLUMNS}")
             await conn.execute(f"ANALYZE {index.sql.postings} (term, dead, size)")
-            await conn.execute(f"ANALYZE {quote_ident(self._schema)}.term_stats")
 
     async def _reserve_rows(self, index: _Index, count: int) -> list[int]:
         """Row ids for ``count`` new chunks, taken from the chunk table's sequence before the write's
@@ -612,11 +608,7 @@ class PostgresVectorStore(WorkClaimsMixin):
         index.unmerged = set()  # compacted with the rest
 
     async def _apply_stats(self, conn: Connection, index: _Index, stats: _StatsDelta) -> int:
-        delta = stats.frequencies
-        changed = sorted(term for term, d in delta.items() if d)
-        total = await conn.fetchval(
-            self._sql.update_stats, index.index_id, changed, [delta[t] for t in changed], stats.chunks, stats.terms
-        )
+        total = await conn.fetchval(self._sql.update_stats, index.index_id, stats.chunks, stats.terms)
         return int(total or 0)
 
     @mapped
