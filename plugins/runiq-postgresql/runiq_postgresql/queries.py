@@ -15,8 +15,9 @@ Free-text BM25 reads the query terms' blocks from the postings table and sums th
 (``postings``, ``ranking``). Phrase queries are scored in SQL with the same formula (k1 = 1.5,
 b = 0.75, ``idf = ln(1 + (N - df + 0.5) / (df + 0.5))``): candidates are the phrase matches from the
 GIN index on ``lexemes``, ``N`` and the average length come from the ``indexes`` row, ``df`` from
-``term_stats`` and each candidate's term frequency from its own tsvector (``setweight(..., 'A',
-terms)`` then ``ts_filter(..., '{a}')`` cut it to the query terms in C before it is unnested).
+the postings blocks' sizes (:data:`DOCUMENT_FREQUENCY`) and each candidate's term frequency from its own
+tsvector (``setweight(..., 'A', terms)`` then ``ts_filter(..., '{a}')`` cut it to the query terms in C
+before it is unnested).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from runiq_postgresql.schema import (
     quote_ident,
 )
 
-__all__ = ["MERGE_FAN_IN", "MERGED_BLOCK_POSTINGS", "FilteredStatement", "IndexSql", "SchemaSql"]
+__all__ = ["DOCUMENT_FREQUENCY", "MERGE_FAN_IN", "MERGED_BLOCK_POSTINGS", "FilteredStatement", "IndexSql", "SchemaSql"]
 
 # Postings blocks of one lexeme are merged this many at a time, each merge taking blocks of one size
 # class (sizes within a factor of MERGE_FAN_IN): every posting is rewritten about log4(n) times, and a
@@ -46,6 +47,10 @@ MERGE_FAN_IN = 4
 MERGED_BLOCK_POSTINGS = 1 << 15
 # A lexeme is rewritten without its deleted postings once its tombstones are a quarter of its postings.
 _PURGE_RATIO = 4
+# A lexeme's document frequency over its blocks: its live postings less its tombstones. Exact: a chunk's
+# deletion tombstones each of its lexemes once, row ids are never reused, and a purge removes a posting
+# with its tombstone. Only the blocks' ``size`` is read (an inline column), never their postings.
+DOCUMENT_FREQUENCY = "sum(CASE WHEN dead THEN -size ELSE size END)"
 # Where a statement builder puts the filter condition; NUL never occurs in SQL text otherwise.
 _SLOT = "\x00filter\x00"
 
@@ -146,15 +151,10 @@ class SchemaSql:
                 "AND document_id > $2::text ORDER BY document_id LIMIT $3"
             ),
             document_count=f"SELECT count(*) FROM {s}.documents WHERE index_id = $1",
-            # Term rows are upserted in term order (no deadlock between concurrent writers), then the
-            # index row: the WHERE on ``up`` forces the CTE to finish first.
+            # Document frequencies need no update: they are counted from the postings blocks.
             update_stats=(
-                f"WITH up AS (INSERT INTO {s}.term_stats (index_id, term, df) "
-                "SELECT $1, d.term, d.delta FROM unnest($2::text[], $3::int8[]) AS d(term, delta) ORDER BY d.term "
-                "ON CONFLICT (index_id, term) DO UPDATE SET df = term_stats.df + excluded.df RETURNING 1) "
-                f"UPDATE {s}.indexes SET chunk_count = chunk_count + $4, total_terms = total_terms + $5, "
-                "updated_at = now() WHERE index_id = $1 AND (SELECT count(*) FROM up) >= 0 "
-                "RETURNING chunk_count"
+                f"UPDATE {s}.indexes SET chunk_count = chunk_count + $2, total_terms = total_terms + $3, "
+                "updated_at = now() WHERE index_id = $1 RETURNING chunk_count"
             ),
             mark_ann=f"UPDATE {s}.indexes SET ann_index = true, updated_at = now() WHERE index_id = $1",
             drop_index=f"DELETE FROM {s}.indexes WHERE index_id = $1",
@@ -186,6 +186,9 @@ class IndexSql:
     lock_blocks: str
     delete_blocks: str
     merge_blocks: str
+    document_frequencies: str
+    compact_page: str
+    compact_blocks: str
     purge_due: str
     candidates: str
     candidates_filtered: FilteredStatement
@@ -221,19 +224,21 @@ class IndexSql:
             search_ann_filtered=ann_f,
             substring=_substring(t, None),
             substring_filtered=FilteredStatement.split(_substring(t, _SLOT), column="metadata", arity=2),
-            phrase=_phrase_sql(t, s, None),
-            phrase_filtered=FilteredStatement.split(_phrase_sql(t, s, _SLOT), column="c.metadata", arity=5),
+            phrase=_phrase_sql(t, s, p, None),
+            phrase_filtered=FilteredStatement.split(_phrase_sql(t, s, p, _SLOT), column="c.metadata", arity=5),
             read_blocks=(
                 # $1 index_id, $2 terms, $3 ids of blocks the caller holds from the postings table
                 # whose oid is $4: the blocks of the terms some chunk holds, with the statistics;
                 # the columns of held blocks are left out (never read from TOAST, never sent).
+                f"WITH t AS (SELECT term, {DOCUMENT_FREQUENCY} AS df FROM {p} WHERE term = ANY($2::text[]) "
+                "GROUP BY term) "
                 f"SELECT (SELECT chunk_count FROM {s}.indexes WHERE index_id = $1) AS chunks, "
                 f"(SELECT total_terms FROM {s}.indexes WHERE index_id = $1) AS total, t.df, "
                 "p.tableoid::int8 AS relation, p.block, p.term, p.dead, p.high, p.wide, "
                 "CASE WHEN h.held THEN NULL ELSE p.rows END AS rows, "
                 "CASE WHEN h.held THEN NULL ELSE p.tfs END AS tfs, "
                 f"CASE WHEN h.held THEN NULL ELSE p.lengths END AS lengths FROM {p} p "
-                f"JOIN {s}.term_stats t ON t.index_id = $1 AND t.term = p.term AND t.df > 0 "
+                "JOIN t ON t.term = p.term AND t.df > 0 "
                 "CROSS JOIN LATERAL (SELECT p.tableoid::int8 = $4 AND p.block = ANY($3::int8[]) AS held) h "
                 "WHERE p.term = ANY($2::text[])"
             ),
@@ -246,6 +251,14 @@ class IndexSql:
                 "WHERE p.term = d.term AND p.block = d.block"
             ),
             merge_blocks=_merge_blocks(p),
+            document_frequencies=(
+                f"SELECT term, {DOCUMENT_FREQUENCY}::int8 AS df FROM {p} GROUP BY term "
+                f"HAVING {DOCUMENT_FREQUENCY} > 0 ORDER BY term"
+            ),
+            # $1 the last lexeme of the page before ('' first), $2 page size: the next lexemes, in the
+            # primary key's order (an index scan that stops at the page's end).
+            compact_page=f"SELECT term FROM {p} WHERE term > $1::text GROUP BY term ORDER BY term LIMIT $2",
+            compact_blocks=_compact_blocks(p),
             purge_due=(
                 f"SELECT term FROM {p} WHERE term = ANY($1::text[]) GROUP BY term HAVING bool_or(dead) "
                 f"AND {_PURGE_RATIO} * sum(size) FILTER (WHERE dead) >= coalesce(sum(size) FILTER (WHERE NOT dead), 0) "
@@ -257,17 +270,16 @@ class IndexSql:
 
 
 def _delete_chunks(t: str, p: str) -> str:
-    """$1 document ids: deletes their chunks, appends a tombstone block per lexeme, returns the BM25 deltas."""
+    """$1 document ids: deletes their chunks, appends a tombstone block per lexeme, returns the BM25 deltas
+    and the lexemes tombstoned."""
     return (
         f"WITH old AS (DELETE FROM {t} WHERE document_id = ANY($1::text[]) RETURNING row_id, lexemes, term_count), "
         "gone AS MATERIALIZED (SELECT u.term, old.row_id FROM old, unnest(tsvector_to_array(old.lexemes)) AS u(term)), "
         f"tombstones AS (INSERT INTO {p} (term, dead, high, wide, size, rows) "
         "SELECT term, true, (row_id >> 32)::int4, false, count(*)::int4, "
-        "string_agg(substring(int8send(row_id) from 5), ''::bytea) FROM gone GROUP BY term, row_id >> 32), "
-        "lex AS (SELECT term, count(*) AS n FROM gone GROUP BY term) "
+        "string_agg(substring(int8send(row_id) from 5), ''::bytea) FROM gone GROUP BY term, row_id >> 32) "
         "SELECT (SELECT count(*) FROM old) AS chunks, (SELECT coalesce(sum(term_count), 0) FROM old) AS terms, "
-        "coalesce((SELECT array_agg(term ORDER BY term) FROM lex), '{}') AS lexemes, "
-        "coalesce((SELECT array_agg(n ORDER BY term) FROM lex), '{}') AS counts"
+        "coalesce((SELECT array_agg(DISTINCT term ORDER BY term) FROM gone), '{}') AS lexemes"
     )
 
 
@@ -291,6 +303,22 @@ SELECT term, dead, high, wide, sum(size)::int4, string_agg(rows, ''::bytea ORDER
        string_agg(tfs, ''::bytea ORDER BY block), string_agg(lengths, ''::bytea ORDER BY block)
 FROM merged GROUP BY term, dead, high, wide, tier
 RETURNING term"""
+
+
+def _compact_blocks(p: str) -> str:
+    """$1 lexemes: join the small blocks of each one that has several into one block per kind (a bulk
+    load's compaction: no size classes, and no window over the blocks: the lexemes are the unit)."""
+    small = f"term = ANY($1::text[]) AND size < {MERGED_BLOCK_POSTINGS}"
+    return f"""
+WITH merged AS (
+    DELETE FROM {p} WHERE {small}
+        AND term IN (SELECT term FROM {p} WHERE {small} GROUP BY term HAVING count(*) > 1)
+    RETURNING block, term, dead, high, wide, size, rows, tfs, lengths
+)
+INSERT INTO {p} (term, dead, high, wide, size, rows, tfs, lengths)
+SELECT term, dead, high, wide, sum(size)::int4, string_agg(rows, ''::bytea ORDER BY block),
+       string_agg(tfs, ''::bytea ORDER BY block), string_agg(lengths, ''::bytea ORDER BY block)
+FROM merged GROUP BY term, dead, high, wide"""
 
 
 def _candidates(t: str, condition: str | None) -> str:
@@ -360,7 +388,7 @@ def _substring(t: str, condition: str | None) -> str:
     )
 
 
-def _phrase_sql(t: str, s: str, condition: str | None) -> str:
+def _phrase_sql(t: str, s: str, p: str, condition: str | None) -> str:
     """$1 index_id, $2 terms, $3 query term frequencies, $4 phrase tsquery, $5 limit (then a filter's
     parameters).
 
@@ -376,11 +404,11 @@ WITH stats AS (
            CASE WHEN chunk_count > 0 AND total_terms > 0 THEN total_terms::float8 / chunk_count ELSE 1.0 END AS avgdl
     FROM {s}.indexes WHERE index_id = $1
 ), q AS MATERIALIZED (
-    -- One primary-key probe per query term (a scalar subquery: never a scan of the vocabulary).
+    -- One primary-key range per query term (a scalar subquery: never a scan of the vocabulary).
     SELECT f.term, ln(1.0 + (stats.n - f.df + 0.5) / (f.df + 0.5)) * f.qtf AS weight
     FROM (
         SELECT qt.term, qt.qtf,
-               (SELECT t.df FROM {s}.term_stats t WHERE t.index_id = $1 AND t.term = qt.term) AS df
+               (SELECT {DOCUMENT_FREQUENCY} FROM {p} p WHERE p.term = qt.term) AS df
         FROM unnest($2::text[], $3::int4[]) AS qt(term, qtf)
     ) f CROSS JOIN stats
     WHERE f.df > 0

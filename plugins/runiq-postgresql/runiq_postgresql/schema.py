@@ -7,7 +7,6 @@ Layout (all inside the configured schema, default ``runiq``)::
             chunk_count, total_terms, ann_index, analyzer, created_at, updated_at)
     documents(index_id, document_id, content_hash, title, metadata, chunk_count, created_at, updated_at,
               source_stamp)
-    term_stats(index_id, term, df)                         BM25 document frequencies, maintained per write
     ingestion_runs(index_id, operation_id, reason, state, started_at, completed_at, counts)
     shared_runs(index_id, operation_id, run_key, reason, state, parts, started_at, completed_at, result)
     work_claims(index_id, operation_id, part, state, holder, lease_until, takeovers, record, seen)
@@ -266,6 +265,11 @@ def _v7(s: str) -> tuple[str, ...]:
     return (f"ALTER TABLE {s}.documents ADD COLUMN IF NOT EXISTS source_stamp text",)
 
 
+def _v8(s: str) -> tuple[str, ...]:
+    # Every write upserted a row per lexeme it touched; the postings blocks' sizes give the same counts.
+    return (f"DROP TABLE IF EXISTS {s}.term_stats",)
+
+
 def _migrations(s: str) -> tuple[Migration, ...]:
     return (
         Migration(1, "indexes, documents, term statistics, ingestion runs", _v1(s)),
@@ -275,6 +279,7 @@ def _migrations(s: str) -> tuple[Migration, ...]:
         Migration(5, "postings table per index for BM25 top-k; row ids assigned by the store", _v5(s)),
         Migration(6, "shared ingestion runs and their work claims", _v6(s)),
         Migration(7, "source stamp per document (change detection without reading)", _v7(s)),
+        Migration(8, "document frequencies counted from the postings blocks: no term statistics table", _v8(s)),
     )
 
 

@@ -9,9 +9,10 @@ terms and postings blocks are prepared first, outside the transaction, with row 
 then the document rows are upserted in id order (their row locks serialise writers of the same
 document), the old chunk sets deleted (leaving tombstones in the postings table) and the new ones
 binary-COPYed, their postings COPYed as one block per lexeme, lexemes with many tombstones purged and
-small blocks merged (``upkeep``), and last the BM25 statistics (per-term document frequencies, chunk
-count, total length) adjusted by the net difference (their rows stay locked until commit, so as late as
-possible), so readers see either the old or the new version of a document, never a mix.
+small blocks merged (``upkeep``), and last the BM25 statistics (chunk count, total length) adjusted by
+the net difference (the index's row stays locked until commit, so as late as possible), so readers see
+either the old or the new version of a document, never a mix. Document frequencies are counted from
+the postings blocks themselves (``queries.DOCUMENT_FREQUENCY``): a write has none to maintain.
 
 Free-text lexical search reads the query terms' postings and statistics in one snapshot, sums BM25
 with numpy (``ranking``) and fetches the best chunks by row id; phrase queries are scored in SQL.
@@ -21,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections import Counter
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
@@ -124,9 +124,8 @@ def _document_id(item: _Item) -> str:
 
 @dataclass(slots=True)
 class _StatsDelta:
-    """Net change of the BM25 statistics (document frequencies, chunk count, total length) of one write."""
+    """Net change of the BM25 statistics (chunk count, total length) of one write."""
 
-    frequencies: Counter[str] = field(default_factory=Counter)
     chunks: int = 0
     terms: int = 0
 
@@ -135,12 +134,10 @@ class _StatsDelta:
         """The new documents' statistics (``new``) minus those of the chunks they replace (``old``)."""
         stats = cls()
         if new is not None:
-            stats.frequencies.update(new.terms.frequencies)
             for doc in new.documents:
                 stats.chunks += len(doc.rows)
                 stats.terms += doc.total_terms
         if old is not None:
-            stats.frequencies.subtract(dict(zip(old["lexemes"], old["counts"], strict=True)))
             stats.chunks -= old["chunks"]
             stats.terms -= old["terms"]
         return stats
@@ -482,6 +479,7 @@ class PostgresVectorStore(WorkClaimsMixin):
                 await conn.execute(statement)
             total = int(await conn.fetchval(self._sql.chunk_count, index.index_id) or 0)
         log.warning("postgresql.secondary_indexes_restored", index=index.spec.name)
+        await self._compact_postings(index)  # the killed load's blocks, never merged
         await self._maybe_analyze(index, total)
         await self._maybe_build_ann(index, total)
 
@@ -491,6 +489,7 @@ class PostgresVectorStore(WorkClaimsMixin):
                 await conn.execute(f'DROP INDEX IF EXISTS {quote_ident(self._schema)}."{name}"')
 
     async def _finish_load(self, index: _Index) -> None:
+        await self._compact_postings(index)
         async with self.pool.acquire() as conn, conn.transaction():
             await conn.execute(f"SET LOCAL maintenance_work_mem = '{int(self._options.maintenance_work_mem_mb)}MB'")
             for statement in secondary_index_ddl(self._schema, index.index_id):
@@ -567,7 +566,6 @@ class PostgresVectorStore(WorkClaimsMixin):
             # index or a sort, trigram LIKE estimates are generic), and sampling them is the slow part.
             await conn.execute(f"ANALYZE {index.sql.table} {_ANALYZED_COLUMNS}")
             await conn.execute(f"ANALYZE {index.sql.postings} (term, dead, size)")
-            await conn.execute(f"ANALYZE {quote_ident(self._schema)}.term_stats")
 
     async def _reserve_rows(self, index: _Index, count: int) -> list[int]:
         """Row ids for ``count`` new chunks, taken from the chunk table's sequence before the write's
@@ -591,21 +589,26 @@ class PostgresVectorStore(WorkClaimsMixin):
         The statistics come last: their rows (the index's, its terms') are locked until commit, and a
         concurrent writer's statistics wait for them, so no upkeep runs while they are held."""
         await bulk.copy_blocks(conn, index.sql, blocks)
-        lock = f"{self._schema}\x1fpostings\x1f{index.index_id}"
-        index.writes += 1
-        index.unmerged.update(blocks.terms)
         merging: Iterable[str] = ()
-        if index.writes % _MERGE_EVERY == 0 or len(index.unmerged) > _UNMERGED_TERMS:
-            merging, index.unmerged = index.unmerged, set()
-        await upkeep.maintain(conn, index.sql, lock, merging, tombstoned)
+        if not index.loading:  # a bulk load compacts every lexeme once, at its end
+            index.writes += 1
+            index.unmerged.update(blocks.terms)
+            if index.writes % _MERGE_EVERY == 0 or len(index.unmerged) > _UNMERGED_TERMS:
+                merging, index.unmerged = index.unmerged, set()
+        await upkeep.maintain(conn, index.sql, self._postings_lock(index), merging, tombstoned)
         return await self._apply_stats(conn, index, stats)
 
+    def _postings_lock(self, index: _Index) -> str:
+        return f"{self._schema}\x1fpostings\x1f{index.index_id}"
+
+    async def _compact_postings(self, index: _Index) -> None:
+        """Join the blocks a bulk load appended without merging (see ``upkeep.compact``)."""
+        async with self.pool.acquire() as conn:
+            await upkeep.compact(conn, index.sql, self._postings_lock(index))
+        index.unmerged = set()  # compacted with the rest
+
     async def _apply_stats(self, conn: Connection, index: _Index, stats: _StatsDelta) -> int:
-        delta = stats.frequencies
-        changed = sorted(term for term, d in delta.items() if d)
-        total = await conn.fetchval(
-            self._sql.update_stats, index.index_id, changed, [delta[t] for t in changed], stats.chunks, stats.terms
-        )
+        total = await conn.fetchval(self._sql.update_stats, index.index_id, stats.chunks, stats.terms)
         return int(total or 0)
 
     @mapped

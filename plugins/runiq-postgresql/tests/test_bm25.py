@@ -91,7 +91,7 @@ async def test_statistics_follow_replacements_and_deletions(pg_store: PostgresVe
         recount = await conn.fetch(
             f"SELECT t AS term, count(*) AS df FROM {index.sql.table}, unnest(tsvector_to_array(lexemes)) t GROUP BY t"
         )
-        stats = await conn.fetch(f"SELECT term, df FROM {s}.term_stats WHERE index_id = $1 AND df > 0", index.index_id)
+        stats = await conn.fetch(index.sql.document_frequencies)
         totals = await conn.fetchrow(
             f"SELECT chunk_count, total_terms FROM {s}.indexes WHERE index_id = $1", index.index_id
         )

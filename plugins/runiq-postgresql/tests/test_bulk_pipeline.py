@@ -35,8 +35,8 @@ async def store(options: PostgresStoreOptions) -> PostgresVectorStore:
 
 
 async def _stats(store: PostgresVectorStore) -> tuple[int, list]:
-    schema = store.options.schema_name
-    terms = await store.pool.fetch(f'SELECT term, df FROM "{schema}".term_stats ORDER BY term')
+    index = await store._require("bulk")
+    terms = await store.pool.fetch(index.sql.document_frequencies)
     return await store.count("bulk"), [tuple(row) for row in terms]
 
 

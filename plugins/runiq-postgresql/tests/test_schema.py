@@ -10,7 +10,7 @@ import pytest
 from runiq.errors import VectorStoreError
 from runiq_postgresql.schema import LATEST_VERSION, migrate, schema_version
 
-TABLES = {"schema_version", "indexes", "documents", "term_stats", "ingestion_runs", "shared_runs", "work_claims"}
+TABLES = {"schema_version", "indexes", "documents", "ingestion_runs", "shared_runs", "work_claims"}
 
 
 async def _tables(conn: asyncpg.Connection, schema: str) -> set[str]:

@@ -23,6 +23,8 @@ from pathlib import Path
 import asyncpg
 
 from runiq.rag import RagIngestionState
+from runiq.rag.providers import DistanceMetric
+from runiq_postgresql.queries import IndexSql
 
 DOCUMENTS = 240
 KILLS = 6
@@ -144,7 +146,8 @@ async def _snapshot(dsn: str, schema: str) -> dict[str, object]:
             f"SELECT document_id, array_agg(content ORDER BY ordinal) AS contents, count(*) AS rows "
             f"FROM {table} GROUP BY document_id"
         )
-        terms = await conn.fetch(f"SELECT term, df FROM {s}.term_stats WHERE index_id = $1", index["index_id"])
+        sql = IndexSql.build(schema, index["index_id"], None, DistanceMetric.COSINE)
+        terms = await conn.fetch(sql.document_frequencies)
     finally:
         await conn.close()
     return {

@@ -125,7 +125,8 @@ async def _bulk_load_and_search(options: PostgresStoreOptions, texts: list[str])
         for text in QUERIES:
             hits = await store.lexical_search("tok", parse_lexical_query(text), top_k=20)
             results[text] = [(h.key, round(h.raw_score, 9)) for h in hits]
-        stats = await store.pool.fetch(f'SELECT term, df FROM "{options.schema_name}".term_stats ORDER BY term')
+        index = await store._require("tok")
+        stats = await store.pool.fetch(index.sql.document_frequencies)
         return results, {"stats": [tuple(r) for r in stats], "worker": store._worker}
 
 
