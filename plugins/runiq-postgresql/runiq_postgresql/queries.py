@@ -46,6 +46,12 @@ MERGE_FAN_IN = 4
 MERGED_BLOCK_POSTINGS = 1 << 15
 # A lexeme is rewritten without its deleted postings once its tombstones are a quarter of its postings.
 _PURGE_RATIO = 4
+# Which writes of an index a snapshot sees: every write transaction updates the index's row last
+# (``update_stats``), and writes of one index commit one after another (that row's lock), so a row
+# version, named by its ``xmin``, stands for one state of the index's chunks, postings and statistics.
+# Statements in different snapshots that see the same version read the same data (``store._free_text_rows``).
+# A false "same" needs the row left alone for 2^32 transactions and then a writer with its exact xid.
+_INDEX_VERSION = "xmin::text::int8"
 # Where a statement builder puts the filter condition; NUL never occurs in SQL text otherwise.
 _SLOT = "\x00filter\x00"
 
@@ -227,8 +233,10 @@ class IndexSql:
                 # $1 index_id, $2 terms, $3 ids of blocks the caller holds from the postings table
                 # whose oid is $4: the blocks of the terms some chunk holds, with the statistics;
                 # the columns of held blocks are left out (never read from TOAST, never sent).
+                # ``version``: see ``_INDEX_VERSION``.
                 f"SELECT (SELECT chunk_count FROM {s}.indexes WHERE index_id = $1) AS chunks, "
-                f"(SELECT total_terms FROM {s}.indexes WHERE index_id = $1) AS total, t.df, "
+                f"(SELECT total_terms FROM {s}.indexes WHERE index_id = $1) AS total, "
+                f"(SELECT {_INDEX_VERSION} FROM {s}.indexes WHERE index_id = $1) AS version, t.df, "
                 "p.tableoid::int8 AS relation, p.block, p.term, p.dead, p.high, p.wide, "
                 "CASE WHEN h.held THEN NULL ELSE p.rows END AS rows, "
                 "CASE WHEN h.held THEN NULL ELSE p.tfs END AS tfs, "
@@ -251,8 +259,8 @@ class IndexSql:
                 f"AND {_PURGE_RATIO} * sum(size) FILTER (WHERE dead) >= coalesce(sum(size) FILTER (WHERE NOT dead), 0) "
                 "ORDER BY term"
             ),
-            candidates=_candidates(t, None),
-            candidates_filtered=FilteredStatement.split(_candidates(t, _SLOT), column="c.metadata", arity=4),
+            candidates=_candidates(t, s, None),
+            candidates_filtered=FilteredStatement.split(_candidates(t, s, _SLOT), column="c.metadata", arity=5),
         )
 
 
@@ -293,16 +301,19 @@ FROM merged GROUP BY term, dead, high, wide, tier
 RETURNING term"""
 
 
-def _candidates(t: str, condition: str | None) -> str:
-    """$1 row ids, $2 their scores, $3 the scores rounded to nine decimals, $4 k (then a filter's
-    parameters): the best k of the chunks still there (and passing the filter), by rounded score then
-    identity, with what a hit needs."""
+def _candidates(t: str, s: str, condition: str | None) -> str:
+    """$1 row ids, $2 their scores, $3 the scores rounded to nine decimals, $4 k, $5 index_id (then a
+    filter's parameters): the best k of the chunks still there (and passing the filter), by rounded
+    score then identity, with what a hit needs, each with the index's ``version``; one row of NULLs
+    but the version when no chunk is left (none when the index is gone)."""
     extra = f" AND {condition}" if condition else ""
     return (
-        "SELECT c.row_id, c.document_id, c.chunk_id, c.content, c.metadata::text AS metadata, x.score, x.rounded "
-        "FROM unnest($1::int8[], $2::float8[], $3::float8[]) AS x(row_id, score, rounded) "
+        f"SELECT i.version, b.* FROM (SELECT {_INDEX_VERSION} AS version FROM {s}.indexes WHERE index_id = $5) i "
+        "LEFT JOIN LATERAL (SELECT c.row_id, c.document_id, c.chunk_id, c.content, c.metadata::text AS metadata, "
+        "x.score, x.rounded FROM unnest($1::int8[], $2::float8[], $3::float8[]) AS x(row_id, score, rounded) "
         f"JOIN {t} c ON c.row_id = x.row_id{extra} "
-        "ORDER BY x.rounded DESC, c.document_id, c.chunk_id LIMIT $4"
+        "ORDER BY x.rounded DESC, c.document_id, c.chunk_id LIMIT $4) b ON true "
+        "ORDER BY b.rounded DESC, b.document_id, b.chunk_id"
     )
 
 
