@@ -229,22 +229,7 @@ class IndexSql:
             substring_filtered=FilteredStatement.split(_substring(t, _SLOT), column="metadata", arity=2),
             phrase=_phrase_sql(t, s, None),
             phrase_filtered=FilteredStatement.split(_phrase_sql(t, s, _SLOT), column="c.metadata", arity=5),
-            read_blocks=(
-                # $1 index_id, $2 terms, $3 ids of blocks the caller holds from the postings table
-                # whose oid is $4: the blocks of the terms some chunk holds, with the statistics;
-                # the columns of held blocks are left out (never read from TOAST, never sent).
-                # ``version``: see ``_INDEX_VERSION``.
-                f"SELECT (SELECT chunk_count FROM {s}.indexes WHERE index_id = $1) AS chunks, "
-                f"(SELECT total_terms FROM {s}.indexes WHERE index_id = $1) AS total, "
-                f"(SELECT {_INDEX_VERSION} FROM {s}.indexes WHERE index_id = $1) AS version, t.df, "
-                "p.tableoid::int8 AS relation, p.block, p.term, p.dead, p.high, p.wide, "
-                "CASE WHEN h.held THEN NULL ELSE p.rows END AS rows, "
-                "CASE WHEN h.held THEN NULL ELSE p.tfs END AS tfs, "
-                f"CASE WHEN h.held THEN NULL ELSE p.lengths END AS lengths FROM {p} p "
-                f"JOIN {s}.term_stats t ON t.index_id = $1 AND t.term = p.term AND t.df > 0 "
-                "CROSS JOIN LATERAL (SELECT p.tableoid::int8 = $4 AND p.block = ANY($3::int8[]) AS held) h "
-                "WHERE p.term = ANY($2::text[])"
-            ),
+            read_blocks=_read_blocks(s, p),
             lock_blocks=(
                 f"SELECT block, term, dead, high, wide, rows, tfs, lengths FROM {p} "
                 "WHERE term = ANY($1::text[]) ORDER BY term, block FOR UPDATE"
@@ -262,6 +247,27 @@ class IndexSql:
             candidates=_candidates(t, s, None),
             candidates_filtered=FilteredStatement.split(_candidates(t, s, _SLOT), column="c.metadata", arity=5),
         )
+
+
+def _read_blocks(s: str, p: str) -> str:
+    """$1 index_id, $2 terms, $3 ids of blocks the caller holds from the postings table whose oid is $4:
+    one row per lexeme some chunk holds, with the statistics, the ids of all its blocks (``blocks``) and
+    the columns of the blocks not held, as parallel arrays (``fresh``: their ids; NULL when every block
+    is held). Held blocks' columns are never read from TOAST, never sent."""
+    fresh = "FILTER (WHERE NOT b.held)"
+    columns = ", ".join(f"array_agg(b.{c}) {fresh} AS {c}" for c in ("dead", "high", "wide", "rows", "tfs", "lengths"))
+    return (
+        # ``version``: see ``_INDEX_VERSION``.
+        f"SELECT (SELECT chunk_count FROM {s}.indexes WHERE index_id = $1) AS chunks, "
+        f"(SELECT total_terms FROM {s}.indexes WHERE index_id = $1) AS total, "
+        f"(SELECT {_INDEX_VERSION} FROM {s}.indexes WHERE index_id = $1) AS version, "
+        "b.term, min(b.df) AS df, min(b.relation) AS relation, array_agg(b.block) AS blocks, "
+        f"array_agg(b.block) {fresh} AS fresh, {columns} "
+        "FROM (SELECT p.term, t.df, p.tableoid::int8 AS relation, p.block, p.dead, p.high, p.wide, p.rows, p.tfs, "
+        "p.lengths, p.tableoid::int8 = $4 AND p.block = ANY($3::int8[]) AS held "
+        f"FROM {p} p JOIN {s}.term_stats t ON t.index_id = $1 AND t.term = p.term AND t.df > 0 "
+        "WHERE p.term = ANY($2::text[])) b GROUP BY b.term"
+    )
 
 
 def _delete_chunks(t: str, p: str) -> str:

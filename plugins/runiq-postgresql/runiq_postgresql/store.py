@@ -820,20 +820,21 @@ class PostgresVectorStore(WorkClaimsMixin):
     async def _read_postings(
         self, conn: Connection, index: _Index, terms: QueryTerms
     ) -> tuple[list[Any], dict[str, postings.TermPostings]]:
-        """The statistics rows of the query terms' blocks, and each term's postings (from the block
-        cache where it holds them: the server leaves the columns of held blocks out)."""
+        """The query terms' rows (one per lexeme some chunk holds, with the statistics), and each term's
+        postings (from the block cache where it holds them: the server sends only the blocks not held)."""
         relation = index.postings_oid
         held = self._blocks.held(relation, terms.terms)
         ids = [block for term in held.values() for block in term.blocks]
         rows = await conn.fetch(index.sql.read_blocks, index.index_id, list(terms.terms), ids, relation)
-        by_term: dict[str, list[Any]] = {}
-        for row in rows:
-            by_term.setdefault(row["term"], []).append(row)
         if rows and rows[0]["relation"] != relation:  # the table was created again: nothing was left out
             index.postings_oid = relation = rows[0]["relation"]
             held = {}
         assemble = self._blocks.assemble
-        return rows, {term: assemble(relation, term, blocks, held.get(term)) for term, blocks in by_term.items()}
+        read = {
+            row["term"]: assemble(relation, row["term"], row["blocks"], _fresh(row), held.get(row["term"]))
+            for row in rows
+        }
+        return rows, read
 
     async def _best_rows(
         self,
@@ -916,6 +917,15 @@ def _completed(documents: list[PreparedDocument], terms: SliceTerms, row_ids: Se
     written = PostingsBuffer()
     written.add(terms.postings, row_ids, terms.term_counts)
     return _Prepared(documents, terms, written.blocks())
+
+
+def _fresh(row: Any) -> list[dict[str, Any]]:
+    """The blocks a lexeme's ``read_blocks`` row carries in full (parallel arrays), as block rows."""
+    if row["fresh"] is None:
+        return []
+    columns = ("block", "dead", "high", "wide", "rows", "tfs", "lengths")
+    arrays = (row["fresh"], row["dead"], row["high"], row["wide"], row["rows"], row["tfs"], row["lengths"])
+    return [dict(zip(columns, block, strict=True)) for block in zip(*arrays, strict=True)]
 
 
 def _lexemes(old: asyncpg.Record | None) -> list[str]:

@@ -254,7 +254,7 @@ async def test_concurrent_writers_and_readers_keep_postings_consistent(
 async def test_searches_reuse_the_blocks_they_read_and_stay_exact_across_writes(
     pg_store: PostgresVectorStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A block once read is not read again (the server leaves its columns out); blocks that merges and
+    """A block once read is not read again (the server lists it without its columns); blocks that merges and
     purges replaced are simply no longer listed, so cached blocks never make a result stale."""
     memory = await _both(pg_store, "cache")
     for store in (pg_store, memory):
@@ -266,7 +266,7 @@ async def test_searches_reuse_the_blocks_they_read_and_stay_exact_across_writes(
     async def spying(self: asyncpg.Connection, query: str, *args: object, **kwargs: object) -> object:
         rows = await original(self, query, *args, **kwargs)
         if query == index.sql.read_blocks:
-            listed.append([row["rows"] is None for row in rows])  # type: ignore[attr-defined]
+            listed.append([row["fresh"] is None for row in rows])  # type: ignore[attr-defined]
         return rows
 
     monkeypatch.setattr(asyncpg.Connection, "fetch", spying)
