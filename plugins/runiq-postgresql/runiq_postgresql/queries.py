@@ -250,23 +250,26 @@ class IndexSql:
 
 
 def _read_blocks(s: str, p: str) -> str:
-    """$1 index_id, $2 terms, $3 ids of blocks the caller holds from the postings table whose oid is $4:
-    one row per lexeme some chunk holds, with the statistics, the ids of all its blocks (``blocks``) and
-    the columns of the blocks not held, as parallel arrays (``fresh``: their ids; NULL when every block
-    is held). Held blocks' columns are never read from TOAST, never sent."""
-    fresh = "FILTER (WHERE NOT b.held)"
-    columns = ", ".join(f"array_agg(b.{c}) {fresh} AS {c}" for c in ("dead", "high", "wide", "rows", "tfs", "lengths"))
+    """$1 index_id, $2 terms, $3 ids of blocks the caller holds from the postings table whose oid is $4.
+
+    One row per lexeme some chunk holds (``blocks`` set): the statistics, its ``df`` and the ids of all
+    its blocks; then one row per block of the terms that the caller does not hold (``block`` set), with
+    its columns. Held blocks' columns are never read from TOAST, never sent; a lexeme whose blocks are
+    all held costs one small row."""
+    held = "p.tableoid::int8 = $4 AND p.block = ANY($3::int8[])"
     return (
         # ``version``: see ``_INDEX_VERSION``.
         f"SELECT (SELECT chunk_count FROM {s}.indexes WHERE index_id = $1) AS chunks, "
         f"(SELECT total_terms FROM {s}.indexes WHERE index_id = $1) AS total, "
         f"(SELECT {_INDEX_VERSION} FROM {s}.indexes WHERE index_id = $1) AS version, "
-        "b.term, min(b.df) AS df, min(b.relation) AS relation, array_agg(b.block) AS blocks, "
-        f"array_agg(b.block) {fresh} AS fresh, {columns} "
-        "FROM (SELECT p.term, t.df, p.tableoid::int8 AS relation, p.block, p.dead, p.high, p.wide, p.rows, p.tfs, "
-        "p.lengths, p.tableoid::int8 = $4 AND p.block = ANY($3::int8[]) AS held "
-        f"FROM {p} p JOIN {s}.term_stats t ON t.index_id = $1 AND t.term = p.term AND t.df > 0 "
-        "WHERE p.term = ANY($2::text[])) b GROUP BY b.term"
+        "p.term, min(t.df) AS df, min(p.tableoid::int8) AS relation, array_agg(p.block) AS blocks, "
+        "NULL::int8 AS block, NULL::bool AS dead, NULL::int4 AS high, NULL::bool AS wide, NULL::bytea AS rows, "
+        f"NULL::bytea AS tfs, NULL::bytea AS lengths FROM {p} p "
+        f"JOIN {s}.term_stats t ON t.index_id = $1 AND t.term = p.term AND t.df > 0 "
+        "WHERE p.term = ANY($2::text[]) GROUP BY p.term "
+        "UNION ALL "
+        "SELECT NULL, NULL, NULL, p.term, NULL, NULL, NULL, p.block, p.dead, p.high, p.wide, p.rows, p.tfs, p.lengths "
+        f"FROM {p} p WHERE p.term = ANY($2::text[]) AND NOT ({held})"
     )
 
 

@@ -820,21 +820,31 @@ class PostgresVectorStore(WorkClaimsMixin):
     async def _read_postings(
         self, conn: Connection, index: _Index, terms: QueryTerms
     ) -> tuple[list[Any], dict[str, postings.TermPostings]]:
-        """The query terms' rows (one per lexeme some chunk holds, with the statistics), and each term's
-        postings (from the block cache where it holds them: the server sends only the blocks not held)."""
+        """The query terms' lexeme rows (one per lexeme some chunk holds, with the statistics and its
+        block ids), and each term's postings (from the block cache where it holds them: the server
+        sends only the blocks not held, one row each)."""
         relation = index.postings_oid
         held = self._blocks.held(relation, terms.terms)
         ids = [block for term in held.values() for block in term.blocks]
         rows = await conn.fetch(index.sql.read_blocks, index.index_id, list(terms.terms), ids, relation)
-        if rows and rows[0]["relation"] != relation:  # the table was created again: nothing was left out
-            index.postings_oid = relation = rows[0]["relation"]
+        lexemes: list[Any] = []
+        fresh: dict[str, list[Any]] = {}
+        for row in rows:
+            if row["blocks"] is not None:
+                lexemes.append(row)
+            else:
+                fresh.setdefault(row["term"], []).append(row)
+        if lexemes and lexemes[0]["relation"] != relation:  # the table was created again: nothing was held
+            index.postings_oid = relation = lexemes[0]["relation"]
             held = {}
         assemble = self._blocks.assemble
         read = {
-            row["term"]: assemble(relation, row["term"], row["blocks"], _fresh(row), held.get(row["term"]))
-            for row in rows
+            row["term"]: assemble(
+                relation, row["term"], row["blocks"], fresh.get(row["term"], ()), held.get(row["term"])
+            )
+            for row in lexemes
         }
-        return rows, read
+        return lexemes, read
 
     async def _best_rows(
         self,
@@ -917,15 +927,6 @@ def _completed(documents: list[PreparedDocument], terms: SliceTerms, row_ids: Se
     written = PostingsBuffer()
     written.add(terms.postings, row_ids, terms.term_counts)
     return _Prepared(documents, terms, written.blocks())
-
-
-def _fresh(row: Any) -> list[dict[str, Any]]:
-    """The blocks a lexeme's ``read_blocks`` row carries in full (parallel arrays), as block rows."""
-    if row["fresh"] is None:
-        return []
-    columns = ("block", "dead", "high", "wide", "rows", "tfs", "lengths")
-    arrays = (row["fresh"], row["dead"], row["high"], row["wide"], row["rows"], row["tfs"], row["lengths"])
-    return [dict(zip(columns, block, strict=True)) for block in zip(*arrays, strict=True)]
 
 
 def _lexemes(old: asyncpg.Record | None) -> list[str]:
