@@ -4,8 +4,8 @@ A block row is never updated: writes append blocks, deletions append tombstone b
 and merges delete blocks and insert new ones with new ids. So a block id names one content for as
 long as the table exists, and a cached block never needs invalidating; the postings table's oid is
 part of the key, so a table dropped and created again is a different cache. A query sends the ids
-it holds for its terms and the server leaves their columns out (``IndexSql.read_blocks``); blocks
-that no longer exist are simply not returned, and drop out when the lexeme is assembled again.
+it holds for its terms and the server lists them without their columns (``IndexSql.read_blocks``);
+blocks that no longer exist are simply not listed, and drop out when the lexeme is assembled again.
 
 An entry is one lexeme's postings decoded (:class:`~runiq_postgresql.postings.TermPostings`: row ids,
 term frequencies, lengths, tombstoned rows) with the slice each block fills, so a lexeme whose
@@ -75,17 +75,18 @@ class BlockCache:
                 out[term] = entry
         return out
 
-    def assemble(self, relation: int, term: str, blocks: Sequence[BlockRow], held: HeldTerm | None) -> TermPostings:
-        """The lexeme's postings in the snapshot that returned ``blocks`` (every block of the lexeme, those
-        in ``held`` with their columns left out), remembered for the next query."""
-        ids = [int(block["block"]) for block in blocks]
+    def assemble(
+        self, relation: int, term: str, ids: Sequence[int], fresh: Sequence[BlockRow], held: HeldTerm | None
+    ) -> TermPostings:
+        """The lexeme's postings in the snapshot that listed ``ids`` (every block of the lexeme): the blocks
+        of ``held`` still listed and ``fresh``, the listed blocks read in full (those not held); remembered
+        for the next query."""
         known = {} if held is None else held.blocks
         if held is not None and len(ids) == len(known) and all(i in known for i in ids):
             return held.postings
         kept = [i for i in ids if i in known]  # held blocks still in the lexeme
-        fresh = [block for block in blocks if block["rows"] is not None]
         if len(kept) + len(fresh) != len(ids):
-            raise ValueError("a block's columns were left out but it is not held")  # a caller's bug
+            raise ValueError("a listed block is neither held nor read")  # a caller's bug
         slices: dict[int, _Slice] = {}
         parts = [_kept(held.postings, [(i, known[i]) for i in kept], slices)] if held is not None and kept else []
         if fresh:

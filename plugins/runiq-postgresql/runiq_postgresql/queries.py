@@ -51,6 +51,12 @@ _PURGE_RATIO = 4
 # deletion tombstones each of its lexemes once, row ids are never reused, and a purge removes a posting
 # with its tombstone. Only the blocks' ``size`` is read (an inline column), never their postings.
 DOCUMENT_FREQUENCY = "sum(CASE WHEN dead THEN -size ELSE size END)"
+# Which writes of an index a snapshot sees: every write transaction updates the index's row last
+# (``update_stats``), and writes of one index commit one after another (that row's lock), so a row
+# version, named by its ``xmin``, stands for one state of the index's chunks, postings and statistics.
+# Statements in different snapshots that see the same version read the same data (``store._free_text_rows``).
+# A false "same" needs the row left alone for 2^32 transactions and then a writer with its exact xid.
+_INDEX_VERSION = "xmin::text::int8"
 # Where a statement builder puts the filter condition; NUL never occurs in SQL text otherwise.
 _SLOT = "\x00filter\x00"
 
@@ -226,22 +232,7 @@ class IndexSql:
             substring_filtered=FilteredStatement.split(_substring(t, _SLOT), column="metadata", arity=2),
             phrase=_phrase_sql(t, s, p, None),
             phrase_filtered=FilteredStatement.split(_phrase_sql(t, s, p, _SLOT), column="c.metadata", arity=5),
-            read_blocks=(
-                # $1 index_id, $2 terms, $3 ids of blocks the caller holds from the postings table
-                # whose oid is $4: the blocks of the terms some chunk holds, with the statistics;
-                # the columns of held blocks are left out (never read from TOAST, never sent).
-                f"WITH t AS (SELECT term, {DOCUMENT_FREQUENCY} AS df FROM {p} WHERE term = ANY($2::text[]) "
-                "GROUP BY term) "
-                f"SELECT (SELECT chunk_count FROM {s}.indexes WHERE index_id = $1) AS chunks, "
-                f"(SELECT total_terms FROM {s}.indexes WHERE index_id = $1) AS total, t.df, "
-                "p.tableoid::int8 AS relation, p.block, p.term, p.dead, p.high, p.wide, "
-                "CASE WHEN h.held THEN NULL ELSE p.rows END AS rows, "
-                "CASE WHEN h.held THEN NULL ELSE p.tfs END AS tfs, "
-                f"CASE WHEN h.held THEN NULL ELSE p.lengths END AS lengths FROM {p} p "
-                "JOIN t ON t.term = p.term AND t.df > 0 "
-                "CROSS JOIN LATERAL (SELECT p.tableoid::int8 = $4 AND p.block = ANY($3::int8[]) AS held) h "
-                "WHERE p.term = ANY($2::text[])"
-            ),
+            read_blocks=_read_blocks(s, p),
             lock_blocks=(
                 f"SELECT block, term, dead, high, wide, rows, tfs, lengths FROM {p} "
                 "WHERE term = ANY($1::text[]) ORDER BY term, block FOR UPDATE"
@@ -264,9 +255,32 @@ class IndexSql:
                 f"AND {_PURGE_RATIO} * sum(size) FILTER (WHERE dead) >= coalesce(sum(size) FILTER (WHERE NOT dead), 0) "
                 "ORDER BY term"
             ),
-            candidates=_candidates(t, None),
-            candidates_filtered=FilteredStatement.split(_candidates(t, _SLOT), column="c.metadata", arity=4),
+            candidates=_candidates(t, s, None),
+            candidates_filtered=FilteredStatement.split(_candidates(t, s, _SLOT), column="c.metadata", arity=5),
         )
+
+
+def _read_blocks(s: str, p: str) -> str:
+    """$1 index_id, $2 terms, $3 ids of blocks the caller holds from the postings table whose oid is $4.
+
+    One row per lexeme some chunk holds (``blocks`` set): the statistics, its ``df`` and the ids of all
+    its blocks; then one row per block of the terms that the caller does not hold (``block`` set), with
+    its columns. Held blocks' columns are never read from TOAST, never sent; a lexeme whose blocks are
+    all held costs one small row."""
+    held = "p.tableoid::int8 = $4 AND p.block = ANY($3::int8[])"
+    return (
+        # ``version``: see ``_INDEX_VERSION``.
+        f"SELECT (SELECT chunk_count FROM {s}.indexes WHERE index_id = $1) AS chunks, "
+        f"(SELECT total_terms FROM {s}.indexes WHERE index_id = $1) AS total, "
+        f"(SELECT {_INDEX_VERSION} FROM {s}.indexes WHERE index_id = $1) AS version, "
+        f"p.term, {DOCUMENT_FREQUENCY} AS df, min(p.tableoid::int8) AS relation, array_agg(p.block) AS blocks, "
+        "NULL::int8 AS block, NULL::bool AS dead, NULL::int4 AS high, NULL::bool AS wide, NULL::bytea AS rows, "
+        f"NULL::bytea AS tfs, NULL::bytea AS lengths FROM {p} p "
+        f"WHERE p.term = ANY($2::text[]) GROUP BY p.term HAVING {DOCUMENT_FREQUENCY} > 0 "
+        "UNION ALL "
+        "SELECT NULL, NULL, NULL, p.term, NULL, NULL, NULL, p.block, p.dead, p.high, p.wide, p.rows, p.tfs, p.lengths "
+        f"FROM {p} p WHERE p.term = ANY($2::text[]) AND NOT ({held})"
+    )
 
 
 def _delete_chunks(t: str, p: str) -> str:
@@ -321,16 +335,19 @@ SELECT term, dead, high, wide, sum(size)::int4, string_agg(rows, ''::bytea ORDER
 FROM merged GROUP BY term, dead, high, wide"""
 
 
-def _candidates(t: str, condition: str | None) -> str:
-    """$1 row ids, $2 their scores, $3 the scores rounded to nine decimals, $4 k (then a filter's
-    parameters): the best k of the chunks still there (and passing the filter), by rounded score then
-    identity, with what a hit needs."""
+def _candidates(t: str, s: str, condition: str | None) -> str:
+    """$1 row ids, $2 their scores, $3 the scores rounded to nine decimals, $4 k, $5 index_id (then a
+    filter's parameters): the best k of the chunks still there (and passing the filter), by rounded
+    score then identity, with what a hit needs, each with the index's ``version``; one row of NULLs
+    but the version when no chunk is left (none when the index is gone)."""
     extra = f" AND {condition}" if condition else ""
     return (
-        "SELECT c.row_id, c.document_id, c.chunk_id, c.content, c.metadata::text AS metadata, x.score, x.rounded "
-        "FROM unnest($1::int8[], $2::float8[], $3::float8[]) AS x(row_id, score, rounded) "
+        f"SELECT i.version, b.* FROM (SELECT {_INDEX_VERSION} AS version FROM {s}.indexes WHERE index_id = $5) i "
+        "LEFT JOIN LATERAL (SELECT c.row_id, c.document_id, c.chunk_id, c.content, c.metadata::text AS metadata, "
+        "x.score, x.rounded FROM unnest($1::int8[], $2::float8[], $3::float8[]) AS x(row_id, score, rounded) "
         f"JOIN {t} c ON c.row_id = x.row_id{extra} "
-        "ORDER BY x.rounded DESC, c.document_id, c.chunk_id LIMIT $4"
+        "ORDER BY x.rounded DESC, c.document_id, c.chunk_id LIMIT $4) b ON true "
+        "ORDER BY b.rounded DESC, b.document_id, b.chunk_id"
     )
 
 

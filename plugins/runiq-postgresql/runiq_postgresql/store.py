@@ -14,8 +14,10 @@ the net difference (the index's row stays locked until commit, so as late as pos
 either the old or the new version of a document, never a mix. Document frequencies are counted from
 the postings blocks themselves (``queries.DOCUMENT_FREQUENCY``): a write has none to maintain.
 
-Free-text lexical search reads the query terms' postings and statistics in one snapshot, sums BM25
-with numpy (``ranking``) and fetches the best chunks by row id; phrase queries are scored in SQL.
+Free-text lexical search reads the query terms' postings and statistics, sums BM25 with numpy
+(``ranking``) and fetches the best chunks by row id, as if in one snapshot (two statements without a
+transaction that check they saw the same version of the index, else again in one transaction);
+phrase queries are scored in SQL.
 """
 
 from __future__ import annotations
@@ -782,40 +784,70 @@ class PostgresVectorStore(WorkClaimsMixin):
     async def _bm25_rows(
         self, conn: Connection, index: _Index, terms: QueryTerms, top_k: int, where: FilterNode | None
     ) -> list[Any]:
-        """The BM25 top k: phrase queries in SQL, free text from the postings (one snapshot for both reads)."""
+        """The BM25 top k: phrase queries in SQL (one statement); free text from the postings, read
+        without a transaction, and again in one repeatable-read snapshot when a write committed between
+        its statements (``_free_text_rows``)."""
         if terms.has_phrases:
             args = (index.index_id, list(terms.terms), list(terms.frequencies), terms.match, top_k)
             return await _fetch(conn, index.sql.phrase, index.sql.phrase_filtered, where, *args)
-        async with conn.transaction(isolation="repeatable_read", readonly=True):
-            rows, read = await self._read_postings(conn, index, terms)
-            if not rows:
-                return []
-            chunks, total = int(rows[0]["chunks"]), int(rows[0]["total"])
-            dfs = {row["term"]: int(row["df"]) for row in rows}
-            first = top_k + 4 if where is None else 4 * top_k + 16
-            if sum(len(p.rows) for p in read.values()) > _THREAD_SCORE_POSTINGS:
-                batches = await asyncio.to_thread(_ranked, read, terms, dfs, (chunks, total), first)
-            else:
-                batches = _ranked(read, terms, dfs, (chunks, total), first)
-            return await self._best_rows(conn, index, batches, top_k, where)
+        rows = await self._free_text_rows(conn, index, terms, top_k, where)
+        if rows is None:
+            async with conn.transaction(isolation="repeatable_read", readonly=True):
+                rows = await self._free_text_rows(conn, index, terms, top_k, where)
+            assert rows is not None  # one snapshot sees one version of the index
+        return rows
+
+    async def _free_text_rows(
+        self, conn: Connection, index: _Index, terms: QueryTerms, top_k: int, where: FilterNode | None
+    ) -> list[Any] | None:
+        """The free-text top k, or None when its statements saw different versions of the index.
+
+        The postings and statistics (``read_blocks``) and the candidates' chunks (``candidates``) are
+        read by separate statements, each in its own snapshot outside a transaction (on another server
+        connection behind a transaction-pooling PgBouncer). Each returns the version of the index it saw
+        (``queries._INDEX_VERSION``): when all are equal, they read the index as one snapshot would;
+        when not, a write committed in between (a replaced document's old postings would point at
+        chunks gone) and the caller reads again in one transaction. Two round trips instead of four."""
+        rows, read = await self._read_postings(conn, index, terms)
+        if not rows:
+            return []
+        chunks, total, version = int(rows[0]["chunks"]), int(rows[0]["total"]), rows[0]["version"]
+        dfs = {row["term"]: int(row["df"]) for row in rows}
+        first = top_k + 4 if where is None else 4 * top_k + 16
+        if sum(len(p.rows) for p in read.values()) > _THREAD_SCORE_POSTINGS:
+            batches = await asyncio.to_thread(_ranked, read, terms, dfs, (chunks, total), first)
+        else:
+            batches = _ranked(read, terms, dfs, (chunks, total), first)
+        return await self._best_rows(conn, index, batches, top_k, where, version)
 
     async def _read_postings(
         self, conn: Connection, index: _Index, terms: QueryTerms
     ) -> tuple[list[Any], dict[str, postings.TermPostings]]:
-        """The statistics rows of the query terms' blocks, and each term's postings (from the block
-        cache where it holds them: the server leaves the columns of held blocks out)."""
+        """The query terms' lexeme rows (one per lexeme some chunk holds, with the statistics and its
+        block ids), and each term's postings (from the block cache where it holds them: the server
+        sends only the blocks not held, one row each)."""
         relation = index.postings_oid
         held = self._blocks.held(relation, terms.terms)
         ids = [block for term in held.values() for block in term.blocks]
         rows = await conn.fetch(index.sql.read_blocks, index.index_id, list(terms.terms), ids, relation)
-        by_term: dict[str, list[Any]] = {}
+        lexemes: list[Any] = []
+        fresh: dict[str, list[Any]] = {}
         for row in rows:
-            by_term.setdefault(row["term"], []).append(row)
-        if rows and rows[0]["relation"] != relation:  # the table was created again: nothing was left out
-            index.postings_oid = relation = rows[0]["relation"]
+            if row["blocks"] is not None:
+                lexemes.append(row)
+            else:
+                fresh.setdefault(row["term"], []).append(row)
+        if lexemes and lexemes[0]["relation"] != relation:  # the table was created again: nothing was held
+            index.postings_oid = relation = lexemes[0]["relation"]
             held = {}
         assemble = self._blocks.assemble
-        return rows, {term: assemble(relation, term, blocks, held.get(term)) for term, blocks in by_term.items()}
+        read = {
+            row["term"]: assemble(
+                relation, row["term"], row["blocks"], fresh.get(row["term"], ()), held.get(row["term"])
+            )
+            for row in lexemes
+        }
+        return lexemes, read
 
     async def _best_rows(
         self,
@@ -824,8 +856,10 @@ class PostgresVectorStore(WorkClaimsMixin):
         batches: Iterator[ranking.Batch],
         top_k: int,
         where: FilterNode | None,
-    ) -> list[Any]:
-        """Hand candidates to the server best first, with the best k so far, until k results are settled.
+        version: int,
+    ) -> list[Any] | None:
+        """Hand candidates to the server best first, with the best k so far, until k results are settled;
+        None as soon as a statement saw another ``version`` of the index than the postings were read in.
 
         The server orders each batch (rounded score, then identity) and keeps the best k that still
         exist and pass the filter: a tie group, however large, costs one sort there, not a transfer.
@@ -840,8 +874,12 @@ class PostgresVectorStore(WorkClaimsMixin):
                 [row["score"] for row in best] + batch.scores,
                 [row["rounded"] for row in best] + batch.rounded,
                 top_k,
+                index.index_id,
             ]
-            best = list(await conn.fetch(sql, *args, *filter_args))
+            found = await conn.fetch(sql, *args, *filter_args)
+            if not found or found[0]["version"] != version:  # no row: the index is gone
+                return None
+            best = [row for row in found if row["row_id"] is not None]  # one row of NULLs: no chunk left
             if sum(row["rounded"] >= batch.floor for row in best) >= top_k:
                 break
         return best
