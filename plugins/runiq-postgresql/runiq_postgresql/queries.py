@@ -193,8 +193,6 @@ class IndexSql:
     delete_blocks: str
     merge_blocks: str
     document_frequencies: str
-    compact_page: str
-    compact_blocks: str
     purge_due: str
     candidates: str
     candidates_filtered: FilteredStatement
@@ -246,10 +244,6 @@ class IndexSql:
                 f"SELECT term, {DOCUMENT_FREQUENCY}::int8 AS df FROM {p} GROUP BY term "
                 f"HAVING {DOCUMENT_FREQUENCY} > 0 ORDER BY term"
             ),
-            # $1 the last lexeme of the page before ('' first), $2 page size: the next lexemes, in the
-            # primary key's order (an index scan that stops at the page's end).
-            compact_page=f"SELECT term FROM {p} WHERE term > $1::text GROUP BY term ORDER BY term LIMIT $2",
-            compact_blocks=_compact_blocks(p),
             purge_due=(
                 f"SELECT term FROM {p} WHERE term = ANY($1::text[]) GROUP BY term HAVING bool_or(dead) "
                 f"AND {_PURGE_RATIO} * sum(size) FILTER (WHERE dead) >= coalesce(sum(size) FILTER (WHERE NOT dead), 0) "
@@ -317,22 +311,6 @@ SELECT term, dead, high, wide, sum(size)::int4, string_agg(rows, ''::bytea ORDER
        string_agg(tfs, ''::bytea ORDER BY block), string_agg(lengths, ''::bytea ORDER BY block)
 FROM merged GROUP BY term, dead, high, wide, tier
 RETURNING term"""
-
-
-def _compact_blocks(p: str) -> str:
-    """$1 lexemes: join the small blocks of each one that has several into one block per kind (a bulk
-    load's compaction: no size classes, and no window over the blocks: the lexemes are the unit)."""
-    small = f"term = ANY($1::text[]) AND size < {MERGED_BLOCK_POSTINGS}"
-    return f"""
-WITH merged AS (
-    DELETE FROM {p} WHERE {small}
-        AND term IN (SELECT term FROM {p} WHERE {small} GROUP BY term HAVING count(*) > 1)
-    RETURNING block, term, dead, high, wide, size, rows, tfs, lengths
-)
-INSERT INTO {p} (term, dead, high, wide, size, rows, tfs, lengths)
-SELECT term, dead, high, wide, sum(size)::int4, string_agg(rows, ''::bytea ORDER BY block),
-       string_agg(tfs, ''::bytea ORDER BY block), string_agg(lengths, ''::bytea ORDER BY block)
-FROM merged GROUP BY term, dead, high, wide"""
 
 
 def _candidates(t: str, s: str, condition: str | None) -> str:

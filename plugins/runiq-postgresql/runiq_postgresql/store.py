@@ -481,7 +481,6 @@ class PostgresVectorStore(WorkClaimsMixin):
                 await conn.execute(statement)
             total = int(await conn.fetchval(self._sql.chunk_count, index.index_id) or 0)
         log.warning("postgresql.secondary_indexes_restored", index=index.spec.name)
-        await self._compact_postings(index)  # the killed load's blocks, never merged
         await self._maybe_analyze(index, total)
         await self._maybe_build_ann(index, total)
 
@@ -491,7 +490,6 @@ class PostgresVectorStore(WorkClaimsMixin):
                 await conn.execute(f'DROP INDEX IF EXISTS {quote_ident(self._schema)}."{name}"')
 
     async def _finish_load(self, index: _Index) -> None:
-        await self._compact_postings(index)
         async with self.pool.acquire() as conn, conn.transaction():
             await conn.execute(f"SET LOCAL maintenance_work_mem = '{int(self._options.maintenance_work_mem_mb)}MB'")
             for statement in secondary_index_ddl(self._schema, index.index_id):
@@ -591,23 +589,14 @@ class PostgresVectorStore(WorkClaimsMixin):
         The statistics come last: their rows (the index's, its terms') are locked until commit, and a
         concurrent writer's statistics wait for them, so no upkeep runs while they are held."""
         await bulk.copy_blocks(conn, index.sql, blocks)
+        lock = f"{self._schema}\x1fpostings\x1f{index.index_id}"
+        index.writes += 1
+        index.unmerged.update(blocks.terms)
         merging: Iterable[str] = ()
-        if not index.loading:  # a bulk load compacts every lexeme once, at its end
-            index.writes += 1
-            index.unmerged.update(blocks.terms)
-            if index.writes % _MERGE_EVERY == 0 or len(index.unmerged) > _UNMERGED_TERMS:
-                merging, index.unmerged = index.unmerged, set()
-        await upkeep.maintain(conn, index.sql, self._postings_lock(index), merging, tombstoned)
+        if index.writes % _MERGE_EVERY == 0 or len(index.unmerged) > _UNMERGED_TERMS:
+            merging, index.unmerged = index.unmerged, set()
+        await upkeep.maintain(conn, index.sql, lock, merging, tombstoned)
         return await self._apply_stats(conn, index, stats)
-
-    def _postings_lock(self, index: _Index) -> str:
-        return f"{self._schema}\x1fpostings\x1f{index.index_id}"
-
-    async def _compact_postings(self, index: _Index) -> None:
-        """Join the blocks a bulk load appended without merging (see ``upkeep.compact``)."""
-        async with self.pool.acquire() as conn:
-            await upkeep.compact(conn, index.sql, self._postings_lock(index))
-        index.unmerged = set()  # compacted with the rest
 
     async def _apply_stats(self, conn: Connection, index: _Index, stats: _StatsDelta) -> int:
         total = await conn.fetchval(self._sql.update_stats, index.index_id, stats.chunks, stats.terms)

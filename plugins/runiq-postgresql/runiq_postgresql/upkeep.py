@@ -1,11 +1,9 @@
-"""Postings upkeep at the end of a write: purge tombstoned postings, merge small blocks (see ``postings``);
-and compaction at the end of a bulk load, which wrote its blocks without merging them.
+"""Postings upkeep at the end of a write: purge tombstoned postings, merge small blocks (see ``postings``).
 
-Upkeep runs inside the write's transaction, after its chunks and postings are written (before its
-statistics), under a transaction-scoped advisory lock per index: two upkeeps never rewrite the same
-blocks (a purge reads blocks ``FOR UPDATE`` and replaces them; a merge deletes blocks and inserts their
-concatenation), and appends by concurrent writers are new rows that neither touches. Compaction takes
-the same lock, one transaction per page of lexemes.
+Runs inside the write's transaction, after its chunks and postings are written (before its statistics), under a
+transaction-scoped advisory lock per index: two upkeeps never rewrite the same blocks (a purge reads
+blocks ``FOR UPDATE`` and replaces them; a merge deletes blocks and inserts their concatenation), and
+appends by concurrent writers are new rows that neither touches.
 """
 
 from __future__ import annotations
@@ -17,11 +15,9 @@ from runiq_postgresql import bulk, postings
 from runiq_postgresql.connection import Connection
 from runiq_postgresql.queries import IndexSql
 
-__all__ = ["compact", "maintain"]
+__all__ = ["maintain"]
 
 _PURGE_TERMS_PER_READ = 512  # lexemes purged per round trip, bounding what a purge holds in memory
-_COMPACT_TERMS_PER_TRANSACTION = 2048  # lexemes compacted per transaction: short advisory-lock holds
-_LOCK = "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))"
 
 
 async def maintain(
@@ -34,7 +30,7 @@ async def maintain(
     touched = sorted(set(written).union(dead))
     if not touched:
         return
-    await conn.execute(_LOCK, lock_key)
+    await conn.execute("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", lock_key)
     if dead:
         due = [row["term"] for row in await conn.fetch(sql.purge_due, dead)]
         for start in range(0, len(due), _PURGE_TERMS_PER_READ):
@@ -48,20 +44,3 @@ async def _purge(conn: Connection, sql: IndexSql, terms: list[str]) -> None:
     fresh = await asyncio.to_thread(postings.purged, blocks)
     await conn.execute(sql.delete_blocks, [b["term"] for b in blocks], [b["block"] for b in blocks])
     await bulk.copy_blocks(conn, sql, fresh)
-
-
-async def compact(conn: Connection, sql: IndexSql, lock_key: str) -> None:
-    """Join each lexeme's small blocks of one kind into one, page by page of lexemes, each page in its own
-    transaction (a merge changes no search result, so a crash between pages loses nothing).
-
-    A bulk load appends a block per lexeme and write without merging: one pass here rewrites each
-    posting once, where merging after the writes rewrote it about log4(writes) times."""
-    after = ""
-    while True:
-        async with conn.transaction():
-            await conn.execute(_LOCK, lock_key)
-            terms = [row["term"] for row in await conn.fetch(sql.compact_page, after, _COMPACT_TERMS_PER_TRANSACTION)]
-            if not terms:
-                return
-            await conn.execute(sql.compact_blocks, terms)
-        after = terms[-1]

@@ -119,39 +119,6 @@ async def test_writes_of_another_store_during_a_bulk_load_stay_correct(
         assert {hit.document_id for hit in hits} == {"bulk-0002", "single-0002"}
 
 
-async def _blocks_per_lexeme(dsn: str, schema: str, index_id: int) -> dict[str, int]:
-    conn = await asyncpg.connect(dsn)
-    try:
-        rows = await conn.fetch(f'SELECT term, count(*) AS n FROM "{schema}".postings_{index_id} GROUP BY term')
-    finally:
-        await conn.close()
-    return {row["term"]: row["n"] for row in rows}
-
-
-async def test_a_bulk_load_appends_blocks_unmerged_and_compacts_them_once_at_its_end(
-    options: PostgresStoreOptions, postgres_dsn: str
-) -> None:
-    """Twelve writes inside the load leave twelve blocks of a shared lexeme (no merges); at the end each
-    lexeme has one block, and searches find the same chunks with the same scores before and after."""
-    async with PostgresVectorStore(options) as store:
-        await store.ensure_index(IndexSpec(name="compact", dimensions=None))
-        index = await store._require("compact")
-        items = _items("bulk", 60)
-        async with store.bulk_load("compact"):
-            for start in range(0, 60, 5):
-                await store.replace_documents("compact", items[start : start + 5])
-            during = await _blocks_per_lexeme(postgres_dsn, options.schema_name, index.index_id)
-            query = parse_lexical_query(f"chunk {_word(3)} {_word(40)}")
-            before = await store.lexical_search("compact", query, top_k=10)
-        after = await _blocks_per_lexeme(postgres_dsn, options.schema_name, index.index_id)
-        assert during["chunk"] == 12
-        assert set(after) == set(during)
-        assert set(after.values()) == {1}
-        hits = await store.lexical_search("compact", query, top_k=10)
-        assert [(h.document_id, h.raw_score) for h in hits] == [(h.document_id, h.raw_score) for h in before]
-        assert {h.document_id for h in hits[:2]} == {"bulk-0003", "bulk-0040"}
-
-
 def _word(i: int) -> str:
     """A word of its own for each ``i`` below 676, no part of it an identifier."""
     return f"zz{chr(97 + i // 26)}{chr(97 + i % 26)}"
@@ -253,7 +220,6 @@ async def test_a_process_killed_inside_a_first_load_leaves_a_working_index_that_
         assert [hit.document_id for hit in await store.lexical_search("docs", query, top_k=1)] == [some]
         await store.ensure_index(IndexSpec(name="docs", dimensions=16, embedding_model=index.spec.embedding_model))
         assert _secondary(index.index_id) <= await _index_names(postgres_dsn, schema)
-        assert set((await _blocks_per_lexeme(postgres_dsn, schema, index.index_id)).values()) == {1}  # compacted
         assert [hit.document_id for hit in await store.lexical_search("docs", query, top_k=1)] == [some]
     documents = _documents(60)
     async with _host(postgres_dsn, schema, documents).build() as host:  # not a first load: documents are stored
