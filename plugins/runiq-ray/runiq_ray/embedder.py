@@ -96,7 +96,8 @@ async def open_ray_embedder(options: RayEmbeddingOptions) -> AsyncIterator[RayEm
     """Start ``workers`` actors (each opens the inner provider once); they are killed when the host stops.
 
     Raises:
-        ProviderUnavailableError: Ray could not be started or reached.
+        ProviderUnavailableError: Ray could not be started or reached, or the workers were not placed
+            and ready within ``start_timeout_seconds`` (a cluster without the resources they reserve).
         RagConfigurationError: the inner provider is unknown or its options are invalid (from a worker).
         ProviderResponseError: the workers disagree on the model (a heterogeneous cluster).
     """
@@ -117,23 +118,42 @@ async def open_ray_embedder(options: RayEmbeddingOptions) -> AsyncIterator[RayEm
             )
             for i in range(options.workers)
         ]
+        started = False
         try:
-            identities = await translated(
-                lambda: asyncio.gather(*(_call(actor.describe) for actor in actors)), worker_failed
-            )
+            identities = await _started(actors, options)
+            started = True
             if len(set(identities)) != 1:
                 raise ProviderResponseError(PROVIDER_NAME, "the Ray workers disagree on the embedding model")
             model_name, dimensions = identities[0]
             yield RayEmbedder(actors, model_name=model_name, dimensions=dimensions)
         finally:
-            await asyncio.to_thread(_stop, actors)
+            await asyncio.to_thread(_stop, actors, closing=started)
 
 
-def _stop(actors: Sequence[Any]) -> None:
+async def _started(actors: Sequence[Any], options: RayEmbeddingOptions) -> list[Any]:
+    """Each worker's model identity, once all are placed and have opened the inner provider."""
+    describing = translated(lambda: asyncio.gather(*(_call(actor.describe) for actor in actors)), worker_failed)
+    try:
+        async with asyncio.timeout(options.start_timeout_seconds):
+            return list(await describing)
+    except TimeoutError:
+        pass
+    # Raised outside ``except``: nothing to chain, and the pending calls are cancelled by now.
+    reason = (
+        f"the Ray workers were not ready within {options.start_timeout_seconds:g} s; each reserves "
+        f"{options.cpus_per_worker:g} CPUs and {options.gpus_per_worker:g} GPUs, which the cluster may not have"
+    )
+    raise ProviderUnavailableError(PROVIDER_NAME, reason)
+
+
+def _stop(actors: Sequence[Any], *, closing: bool) -> None:
+    """Kill the pool; workers that started are asked to close their provider first (never one still
+    pending: its close would wait for a placement that may never come)."""
     import ray
 
     for actor in actors:
-        # A dead or stuck actor is killed below either way.
-        with contextlib.suppress(Exception):
-            ray.get(actor.close.remote(), timeout=30)
+        if closing:
+            # A dead or stuck actor is killed below either way.
+            with contextlib.suppress(Exception):
+                ray.get(actor.close.remote(), timeout=30)
         ray.kill(actor, no_restart=True)

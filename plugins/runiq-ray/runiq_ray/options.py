@@ -32,6 +32,10 @@ class RayEmbeddingOptions(BaseModel):
     gpus_per_worker: float = Field(default=0.0, ge=0.0, le=64.0)
     # CPUs of a local cluster the host starts itself (None: Ray counts the machine's).
     local_cpus: int | None = Field(default=None, ge=1, le=4096)
+    # How long the workers may take to be placed and to open the inner provider (a model load included)
+    # before the host gives up: a cluster without the CPUs or GPUs they reserve would otherwise keep
+    # them pending, and the host waiting, forever.
+    start_timeout_seconds: float = Field(default=300.0, gt=0.0, le=86_400.0)
     # Modules each worker registers as runiq plugins beside the installed entry points: providers a
     # host registers programmatically (HostBuilder(plugins=[...])) are not visible to workers otherwise.
     plugin_modules: tuple[str, ...] = Field(default=(), max_length=64)

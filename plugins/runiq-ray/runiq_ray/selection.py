@@ -27,6 +27,8 @@ class RayEmbedding:
         cpus_per_worker / gpus_per_worker: Ray resources each actor reserves.
         local_cpus: CPUs of a local cluster the host starts (``None``: the machine's).
         plugin_modules: modules the workers register as plugins (for providers a host registers in code).
+        start_timeout_seconds: how long the workers may take to be placed and open the inner provider
+            before the host fails with ``ProviderUnavailableError`` (a cluster that cannot place them).
     """
 
     embedding: ProviderSelection
@@ -36,6 +38,7 @@ class RayEmbedding:
     gpus_per_worker: float = 0.0
     local_cpus: int | None = None
     plugin_modules: tuple[str, ...] = field(default=())
+    start_timeout_seconds: float = 300.0
 
     def __post_init__(self) -> None:
         self.options()  # validate now, so a bad selection fails where it is written
@@ -59,6 +62,7 @@ class RayEmbedding:
             "gpus_per_worker": self.gpus_per_worker,
             "local_cpus": self.local_cpus,
             "plugin_modules": self.plugin_modules,
+            "start_timeout_seconds": self.start_timeout_seconds,
         }
 
     def options(self) -> RayEmbeddingOptions:

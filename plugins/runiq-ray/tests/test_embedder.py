@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 import pytest_asyncio
-from runiq.errors import ProviderError
+from runiq.errors import ProviderError, ProviderUnavailableError
 from runiq.rag import HashingEmbedding, RagConfigurationError
 from runiq.rag._embeddings.hashing import HashingEmbedder
 from runiq.rag.providers import EmbeddingClient, EmbeddingInputKind
@@ -94,6 +95,37 @@ async def test_a_worker_error_quoting_the_input_becomes_a_content_free_provider_
     assert caught.value.provider == "ray"
     assert "RuntimeError" in str(caught.value)
     assert_content_free(caught.value, CANARY)
+
+
+async def test_workers_the_cluster_cannot_place_fail_at_the_start_timeout_and_are_removed() -> None:
+    """A pool reserving a GPU on a cluster without one is never placed: the host fails with
+    ProviderUnavailableError at ``start_timeout_seconds`` (it used to wait forever) and kills the
+    pending actors without waiting for them to close."""
+    import ray
+
+    before = _pool_actors(ray)
+    options = _selection(gpus_per_worker=1.0, start_timeout_seconds=2.0).options()
+
+    async def open_and_close() -> None:
+        async with open_ray_embedder(options):
+            pass
+
+    with pytest.raises(ProviderUnavailableError) as caught:
+        await asyncio.wait_for(open_and_close(), timeout=120)  # a hang guard, not a speed check
+    assert caught.value.provider == "ray"
+    assert "not ready within 2 s" in str(caught.value)
+    assert "1 GPUs" in str(caught.value)
+    assert_content_free(caught.value)
+    for _ in range(100):  # ray.kill is asynchronous: the names go once the actors are gone
+        if _pool_actors(ray) <= before:
+            break
+        await asyncio.sleep(0.1)
+    assert _pool_actors(ray) <= before
+
+
+def _pool_actors(ray: Any) -> set[str]:
+    names = (entry["name"] for entry in ray.util.list_named_actors(all_namespaces=True))
+    return {name for name in names if name.startswith("runiq-embedding-")}
 
 
 async def test_selection_validates_where_it_is_written() -> None:
