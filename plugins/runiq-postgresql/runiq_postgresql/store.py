@@ -937,8 +937,9 @@ def _ranked(
 
     The terms some chunk holds are scored, in query order (the order scores are summed in)."""
     chunks, total = statistics
-    frequencies = {t: qtf for t, qtf in zip(terms.terms, terms.frequencies, strict=True) if dfs.get(t, 0) > 0}
-    gathered = postings.gathered(read, [t for t in frequencies if t in read])
+    # ``read`` holds exactly the lexemes some chunk holds (``read_blocks`` keeps those whose df > 0).
+    frequencies = {t: qtf for t, qtf in zip(terms.terms, terms.frequencies, strict=True) if t in read}
+    gathered = postings.gathered(read, list(frequencies))
     batches = ranking.ranked(gathered, frequencies, chunks, total, dfs, first)
     return chain([next(batches)], batches)
 

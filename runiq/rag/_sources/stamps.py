@@ -67,8 +67,12 @@ def loader_salt(source: str, spec: LoaderSpec) -> str:
 
 
 def _canonical(value: object) -> str:
-    """``repr`` with sets in sorted order: a set's own order follows the process's string hash seed,
-    and a salt that changed with it would read every file again after each restart."""
+    """``repr`` with sets in sorted order, at any depth (inside containers and dataclasses): a set's own
+    order follows the process's string hash seed, and a salt that changed with it would read every file
+    again after each restart."""
+    if is_dataclass(value) and not isinstance(value, type):
+        values = ", ".join(f"{f.name}={_canonical(getattr(value, f.name))}" for f in fields(value))
+        return f"{type(value).__qualname__}({values})"
     if isinstance(value, (set, frozenset)):
         return "{" + ", ".join(sorted(_canonical(item) for item in value)) + "}"
     if isinstance(value, (list, tuple)):
