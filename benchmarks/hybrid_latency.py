@@ -1,12 +1,16 @@
 """Hybrid retrieval latency against its two halves, through the public ``RagRetriever``.
 
     python benchmarks/hybrid_latency.py [--store postgresql|memory] [--rows 100000]
-        [--cisi ../shared/data/cisi-beir] [--queries 300] [--repeats 3] [--dim 128] [--batch 10000]
-        [--profile N] [--dsn DSN] [--json FILE]
+        [--cisi ../shared/data/cisi-beir] [--queries 300] [--repeats 3] [--embedder hashing|minilm]
+        [--dim 128] [--batch 10000] [--profile N] [--dsn DSN] [--json FILE]
 
-The rows, host, bulk load and interleaved timing of ``lexical_postgres.py`` (imported), with
-``HashingEmbedding(dimensions=--dim)`` vectors and HNSW (``--store memory``: the same rows written
-through ``InMemoryVectorStore.replace_documents``; no server). Systems, one query at a time:
+The rows, host, bulk load and interleaved timing of ``lexical_postgres.py`` (imported), with HNSW over
+``HashingEmbedding(dimensions=--dim)`` vectors (``--embedder hashing``: embedding a query costs
+about nothing, so the two halves' own work is all there is to overlap), or over all-MiniLM-L6-v2
+vectors with each query embedded by the sentence-transformers plugin's packaged model
+(``--embedder minilm``: what a user of the model waits for; see ``minilm_rows``). ``--store memory``:
+the same rows written through ``InMemoryVectorStore.replace_documents``; no server. Systems, one
+query at a time:
 
 * ``runiq_hybrid``: ``RagRetriever.retrieve(RagQuery(mode=HYBRID, top_k=10))`` (each source fetches 40);
 * ``lexical@40`` and ``semantic@40``: its halves through the retriever at that depth;
@@ -39,6 +43,8 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -155,8 +161,15 @@ async def run(args: argparse.Namespace, dsn: str | None) -> dict[str, Any]:
     ids, texts, questions = corpus(args.cisi, args.rows)
     queries = [questions[i % len(questions)] for i in range(args.queries)]
     report: dict[str, Any] = {"store": args.store, "rows": args.rows, "queries": args.queries}
-    report |= {"repeats": args.repeats, "dim": args.dim}
-    host = _memory_host(args.dim) if dsn is None else _host(dsn, f"hybridbench_{uuid.uuid4().hex[:8]}", args.dim)
+    report |= {"repeats": args.repeats, "dim": args.dim, "embedder": args.embedder}
+    vectors, embedding, plugins = None, None, []
+    if args.embedder == "minilm":
+        vectors, embedding, plugins = await minilm_rows(args.cisi, len(ids))
+        report["dim"] = vectors.shape[1]
+    if dsn is None:
+        host = _memory_host(args.dim, embedding, plugins)
+    else:
+        host = _host(dsn, f"hybridbench_{uuid.uuid4().hex[:8]}", args.dim, embedding, plugins)
     async with host:
         resources = await host.services.get(IndexRuntime).get(INDEX)
         store, embedder = resources.store, resources.embedder
@@ -165,11 +178,11 @@ async def run(args: argparse.Namespace, dsn: str | None) -> dict[str, Any]:
         server: int | None = None
         if isinstance(store, PostgresVectorStore):
             await quiesce(dsn)
-            report["ingest"] = await load(store, ids, texts, args.dim, args.batch)
+            report["ingest"] = await load(store, ids, texts, args.dim, args.batch, given=vectors)
             async with store.read_router.connection() as conn:
                 server = postmaster_of(await conn.fetchval("SELECT pg_backend_pid()")) if args.dsn is None else None
         else:
-            report["ingest"] = await _load_memory(store, ids, texts, args.dim, args.batch)
+            report["ingest"] = await _load_memory(store, ids, texts, args.dim, args.batch, vectors)
         named = systems(host.services.get(RagRetriever), store, embedder.embed_query)
         await measure(named, queries[:50], 1, 0)  # warm-up: caches, plans
         latency = await measure(named, queries, args.repeats, 0)
@@ -189,23 +202,50 @@ async def run(args: argparse.Namespace, dsn: str | None) -> dict[str, Any]:
     return report
 
 
-def _memory_host(dim: int) -> Any:
+async def minilm_rows(data_dir: Path, rows: int) -> tuple[np.ndarray, Any, list[Any]]:
+    """Row vectors for ``--embedder minilm``, with the selection and plugin that embed the queries.
+
+    Row i copies document ``i % N`` of the collection (``corpus``): its all-MiniLM-L6-v2 vector (cached by
+    ``postgres_store.cisi_embeddings``), each copy after the first moved by seeded noise of norm 0.3 and
+    made unit length again, so copies neither coincide in the HNSW graph nor leave the model's space.
+    """
+    from runiq_sentence_transformers import SentenceTransformerEmbedding
+    from runiq_sentence_transformers import plugin as sentence_transformers
+
+    from benchmarks.postgres_store import cisi_embeddings
+
+    _, _, docs, _, _ = await cisi_embeddings(data_dir)
+    index = np.arange(rows)
+    vectors = docs[index % len(docs)].astype(np.float32)
+    copies = index >= len(docs)
+    noise = np.random.default_rng(7).standard_normal((int(copies.sum()), docs.shape[1])).astype(np.float32)
+    vectors[copies] += noise * (0.3 / np.sqrt(docs.shape[1]))
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors, SentenceTransformerEmbedding(), [sentence_transformers]
+
+
+def _memory_host(dim: int, embedding: Any, plugins: list[Any]) -> Any:
     def configure(index: Any) -> None:
         index.use_documents([])  # the rows are written through the store, not ingested
         index.use_in_memory_vector_store()
-        index.use_embedding(HashingEmbedding(dimensions=dim))
+        index.use_embedding(embedding or HashingEmbedding(dimensions=dim))
 
-    builder = HostBuilder(load_entry_points=False)
+    builder = HostBuilder(plugins=plugins, load_entry_points=False)
     add_runiq_rag(builder, lambda rag: rag.add_index(INDEX, configure))
     return builder.build()
 
 
-async def _load_memory(store: Any, ids: list[str], texts: list[str], dim: int, batch: int) -> dict[str, float]:
+async def _load_memory(
+    store: Any, ids: list[str], texts: list[str], dim: int, batch: int, given: np.ndarray | None
+) -> dict[str, float]:
     embedder = HashingEmbedder(dim)
     started = time.perf_counter()
     for start in range(0, len(ids), batch):
         stop = min(start + batch, len(ids))
-        vectors = await asyncio.to_thread(embedder.embed_sync, texts[start:stop])
+        if given is not None:
+            vectors = given[start:stop]
+        else:
+            vectors = await asyncio.to_thread(embedder.embed_sync, texts[start:stop])
         items = one_chunk_items(ids[start:stop], texts[start:stop], vectors)
         await store.replace_documents(INDEX, [DocumentWrite(*item) for item in items])
     return {"load_seconds": time.perf_counter() - started}
@@ -218,6 +258,13 @@ def main() -> None:
     parser.add_argument("--cisi", type=Path, default=Path("../shared/data/cisi-beir"))
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--embedder",
+        choices=["hashing", "minilm"],
+        default="hashing",
+        help="hashing: HashingEmbedding(--dim), nearly free; minilm: the sentence-transformers plugin's "
+        "packaged all-MiniLM-L6-v2 embeds each query (the rows: its vectors of the collection's documents)",
+    )
     parser.add_argument("--dim", type=int, default=128, help="hashing embedding dimensions")
     parser.add_argument("--batch", type=int, default=10_000)
     parser.add_argument("--profile", type=int, default=0, help="hybrid retrievals to profile afterwards")

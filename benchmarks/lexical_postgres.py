@@ -37,7 +37,7 @@ import statistics
 import sys
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -95,15 +95,19 @@ async def load(
     dim: int,
     batch: int,
     metadata: list[dict[str, Any]] | None = None,
+    given: np.ndarray | None = None,
 ) -> dict[str, float]:
     """Bulk load through the store (``metadata[i]`` on chunk i when given); the index builds at the end
-    of ``bulk_load`` are timed apart."""
-    embedder = HashingEmbedder(dim) if dim else None
+    of ``bulk_load`` are timed apart. Vectors: row i of ``given``, else ``HashingEmbedder(dim)``'s (none
+    when ``dim`` is 0)."""
+    embedder = HashingEmbedder(dim) if dim and given is None else None
     started = time.perf_counter()
     async with store.bulk_load(INDEX):
         for start in range(0, len(ids), batch):
             stop = min(start + batch, len(ids))
-            vectors = None if embedder is None else await asyncio.to_thread(embedder.embed_sync, texts[start:stop])
+            vectors = given[start:stop] if given is not None else None
+            if embedder is not None:
+                vectors = await asyncio.to_thread(embedder.embed_sync, texts[start:stop])
             meta = None if metadata is None else metadata[start:stop]
             await store.replace_documents(INDEX, one_chunk_items(ids[start:stop], texts[start:stop], vectors, meta))
         loaded = time.perf_counter()
@@ -210,18 +214,23 @@ async def concurrent(run: Callable[[str], Awaitable[Any]], queries: list[str], n
 # -- run -------------------------------------------------------------------------------------------
 
 
-def _host(dsn: str, schema: str, dim: int) -> Any:
+def _host(dsn: str, schema: str, dim: int, embedding: Any = None, plugins: Sequence[Any] = ()) -> Any:
+    """A host whose index ``INDEX`` is on this server's ``schema``: embedded by ``embedding`` (a selection
+    whose provider one of ``plugins`` registers), else by ``HashingEmbedding(dim)``, else lexical only."""
+
     def configure(index: Any) -> None:
         index.use_documents([])  # a source is required; the rows are loaded through the store, not ingested
         index.use_vector_store(PostgresVectorStorage(dsn=dsn, schema=schema, options={"ann_min_rows": 1000}))
-        if dim:
+        if embedding is not None:
+            index.use_embedding(embedding)
+        elif dim:
             index.use_embedding(HashingEmbedding(dimensions=dim))
         else:
             index.use_default_mode(RagRetrievalMode.LEXICAL)
 
     from runiq_postgresql import plugin
 
-    builder = HostBuilder(plugins=[plugin], load_entry_points=False)  # this plugin only, from this checkout
+    builder = HostBuilder(plugins=[plugin, *plugins], load_entry_points=False)  # these plugins only, from this checkout
     add_runiq_rag(builder, lambda rag: rag.add_index(INDEX, configure))
     return builder.build()
 

@@ -20,6 +20,8 @@ server started in a temporary directory (or ``--dsn``), shared by every system o
   vector is a row of a precomputed clustered table chosen by the text's CRC-32, so embedding costs
   next to nothing and the baselines get the same vectors. Then the unchanged corpus is ingested
   again by a new host on the same schema (a second ``runiq ingest``): embedding calls and speed-up.
+  ``--without-postings`` (a diagnostic, not a configuration) adds a managed run whose store writes
+  no BM25 postings blocks: what the lexical engine's postings cost the managed path.
 * ``model`` (item 2): CISI, one file per document, all-MiniLM-L6-v2 through the
   runiq-sentence-transformers plugin (its packaged model), against one
   ``SentenceTransformer.encode`` of the same chunks (runiq's chunker on the same files, outside the
@@ -45,7 +47,7 @@ import sys
 import time
 import uuid
 import zlib
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -265,18 +267,36 @@ async def run_pg(args: argparse.Namespace, dsn: str) -> dict[str, Any]:
     chunks = chunk_texts(root, args.chunking or ChunkingOptions())
     table = replay_table()
     vectors = table[replay_rows(chunks, table.shape[0])]
-    runs: dict[str, list[Any]] = {"managed": [], "raw_copy_tokenising": [], "langchain": []}
+    runs: dict[str, list[Any]] = {"managed": [], "raw_copy_tokenising": [], "langchain": [], "without_postings": []}
     systems = ["managed", "raw_copy_tokenising"] + ([] if args.no_langchain else ["langchain"])
+    systems += ["without_postings"] if args.without_postings else []
     for r in range(args.repeat):
         for system in rotated(systems, r):
             if system == "managed":
                 runs[system].append(await managed_pg_repeat(args, dsn, root, table))
+            elif system == "without_postings":
+                with postings_not_written():
+                    runs[system].append(await managed_pg_repeat(args, dsn, root, table))
             elif system == "raw_copy_tokenising":
                 runs[system].append(len(chunks) / await raw_pg_repeat(args, dsn, chunks, vectors))
             else:
                 runs[system].append(await langchain_repeat(args, dsn, chunks, vectors))
         progress(f"repeat {r + 1}/{args.repeat}", runs, len(chunks))
     return pg_summary(args, files, chunks, runs)
+
+
+@contextlib.contextmanager
+def postings_not_written() -> Iterator[None]:
+    """Diagnostic (``--without-postings``): the store builds, writes and merges no BM25 postings blocks
+    (its lexical search then finds nothing), so the managed run shows what the postings cost."""
+    from runiq_postgresql import postings
+
+    original = postings.PostingsBuffer.blocks
+    postings.PostingsBuffer.blocks = lambda self: postings.Blocks()  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        postings.PostingsBuffer.blocks = original  # type: ignore[method-assign]
 
 
 def progress(label: str, runs: dict[str, list[Any]], chunks: int) -> None:
@@ -320,6 +340,12 @@ def pg_summary(args: argparse.Namespace, files: int, chunks: list[str], runs: di
         "reingest_skipped_documents": min(run["again"].skipped_documents for run in managed),
     }
     out |= compared("managed", rates, "raw_copy_tokenising", runs["raw_copy_tokenising"], "rows_per_s")
+    if runs["without_postings"]:
+        bare = [n / run["first_s"] for run in runs["without_postings"]]
+        out["without_postings_rows_per_s"] = median(bare)
+        out["without_postings_vs_raw_copy_tokenising"] = median(
+            [a / b for a, b in zip(bare, runs["raw_copy_tokenising"], strict=True)]
+        )
     if runs["langchain"]:
         out["langchain_rows"] = min(args.langchain_chunks or n, n)
         out |= compared("managed", rates, "langchain", runs["langchain"], "rows_per_s")
@@ -346,6 +372,11 @@ def pg_table(result: dict[str, Any]) -> list[tuple[str, str, str]]:
         ("raw COPY + tokenising (rows/s)", f"{result['raw_copy_tokenising_rows_per_s']:,.0f}", ""),
         ("managed / raw COPY + tokenising", f"{result['managed_vs_raw_copy_tokenising']:.2f}x", ">= 0.7x"),
     ]
+    if "without_postings_rows_per_s" in result:
+        rows += [
+            ("managed without postings (diagnostic, rows/s)", f"{result['without_postings_rows_per_s']:,.0f}", ""),
+            ("without postings / raw COPY", f"{result['without_postings_vs_raw_copy_tokenising']:.2f}x", ""),
+        ]
     if "langchain_rows_per_s" in result:
         rows += [
             ("langchain PGVector.add_embeddings (rows/s)", f"{result['langchain_rows_per_s']:,.0f}", ""),
@@ -659,6 +690,11 @@ def parser() -> argparse.ArgumentParser:
     pg.add_argument("--batch", type=int, default=10_000, help="rows per raw COPY / langchain call")
     pg.add_argument("--langchain-chunks", type=int, help="rows for the langchain runs (default: all)")
     pg.add_argument("--no-langchain", action="store_true")
+    pg.add_argument(
+        "--without-postings",
+        action="store_true",
+        help="diagnostic: also a managed run whose store writes no BM25 postings (what the postings cost)",
+    )
     model = commands.add_parser("model", parents=[common], help="item 2: MiniLM through the pipeline vs encode")
     model.add_argument("--store", choices=["memory", "postgresql"], default="memory")
     model.add_argument("--documents", type=int, help="the first N CISI documents (default: all 1,460)")
