@@ -14,22 +14,18 @@ the net difference (the index's row stays locked until commit, so as late as pos
 either the old or the new version of a document, never a mix. Document frequencies are counted from
 the postings blocks themselves (``queries.DOCUMENT_FREQUENCY``): a write has none to maintain.
 
-Free-text lexical search reads the query terms' postings and statistics, sums BM25 with numpy
-(``ranking``) and fetches the best chunks by row id, as if in one snapshot (two statements without a
-transaction that check they saw the same version of the index, else again in one transaction);
-phrase queries are scored in SQL.
+Lexical search validates the request and analyses the query here, and reads its rows through
+``lexical_reads`` (BM25 from the postings, phrases in SQL, the trigram safety net).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from dataclasses import dataclass, field
 from enum import StrEnum
-from itertools import chain
 from types import TracebackType
 from typing import Any, NamedTuple, Self
 
@@ -40,7 +36,6 @@ from runiq.errors import RagConfigurationError, RagValidationError, VectorIndexN
 from runiq.logging import get_logger
 from runiq.rag.providers import (
     DistanceMetric,
-    FilterNode,
     FilterSpec,
     IndexSpec,
     LexicalQuery,
@@ -56,7 +51,7 @@ from runiq.rag.providers import (
     scoring,
     validate_top_k,
 )
-from runiq_postgresql import bulk, postings, ranking, upkeep
+from runiq_postgresql import bulk, postings, upkeep
 from runiq_postgresql.blockcache import BlockCache
 from runiq_postgresql.claims import WorkClaimsMixin
 from runiq_postgresql.connection import Connection
@@ -64,10 +59,11 @@ from runiq_postgresql.embedded import acquire_embedded_server, release_embedded_
 from runiq_postgresql.errors import STORE_KIND, guarded, mapped
 from runiq_postgresql.health import ReplicaHealth, probe
 from runiq_postgresql.lease import advisory_lease
-from runiq_postgresql.lexical import QueryTerms, SliceTerms, query_terms, slice_terms
+from runiq_postgresql.lexical import SliceTerms, query_terms, slice_terms
+from runiq_postgresql.lexical_reads import LexicalReader, lexical_hit
 from runiq_postgresql.pool import PoolSettings, acquire_pool, release_pool
 from runiq_postgresql.postings import PostingsBuffer
-from runiq_postgresql.queries import FilteredStatement, IndexSql, SchemaSql
+from runiq_postgresql.queries import IndexSql, SchemaSql
 from runiq_postgresql.replicas import ReadRouter, routed_read
 from runiq_postgresql.rows import (
     PreparedDocument,
@@ -88,6 +84,7 @@ from runiq_postgresql.schema import (
     secondary_index_names,
 )
 from runiq_postgresql.settings import PostgresStoreOptions
+from runiq_postgresql.statements import chunk_metadata, fetch
 from runiq_postgresql.tokenising import TokenisingWorker, WorkerUnavailable
 
 __all__ = ["PostgresVectorStore"]
@@ -108,7 +105,6 @@ _MERGE_EVERY = 4
 _UNMERGED_TERMS = 200_000  # or sooner, when this many lexemes wait
 _TRY_XACT_LOCK = "SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0))"
 _PRESENT_INDEXES = "SELECT count(*) FROM pg_indexes WHERE schemaname = $1 AND indexname = ANY($2::text[])"
-_THREAD_SCORE_POSTINGS = 8_000  # BM25 over more postings is summed in a worker thread
 
 
 class _Prepared(NamedTuple):
@@ -184,7 +180,7 @@ class PostgresVectorStore(WorkClaimsMixin):
         # the GIL, and each thread of the default pool that built a write's rows kept its own malloc arena
         # at its peak, growing the ingesting process with the length of the run.
         self._preparing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="runiq-postgresql-prepare")
-        self._blocks = BlockCache()
+        self._lexical_reads = LexicalReader(BlockCache())
         self.state = StoreState.CREATED
 
     @property
@@ -737,12 +733,12 @@ class PostgresVectorStore(WorkClaimsMixin):
             if index.ann and sql.search_ann is not None and 2 * top_k + 10 <= _MAX_EF_SEARCH:
                 # One statement: its HNSW settings are local to it (queries._hnsw_settings).
                 args = (encoded, top_k, candidates, ef)
-                rows = await _fetch(conn, sql.search_ann, sql.search_ann_filtered, where, *args)
+                rows = await fetch(conn, sql.search_ann, sql.search_ann_filtered, where, *args)
                 if where is None or len(rows) >= top_k:
                     return [_vector_hit(index.spec.metric, row) for row in rows]
                 # The iterative scan stopped (hnsw.max_scan_tuples) before k chunks passed the filter,
                 # or fewer pass at all: the exact scan says which.
-            rows = await _fetch(conn, sql.search_exact, sql.search_exact_filtered, where, encoded, top_k)
+            rows = await fetch(conn, sql.search_exact, sql.search_exact_filtered, where, encoded, top_k)
         return [_vector_hit(index.spec.metric, row) for row in rows]
 
     @mapped
@@ -762,149 +758,9 @@ class PostgresVectorStore(WorkClaimsMixin):
         if analysed.is_empty:
             return []
         terms = query_terms(analysed)
-        rows: list[Any] = []
         async with self.read_router.connection() as conn:
-            if terms.match:
-                rows = await self._bm25_rows(conn, index, terms, top_k, where)
-            if terms.substring is not None and len(rows) < top_k:
-                rows += await self._substring_rows(conn, index, terms.substring, top_k, where, rows)
-        return [_lexical_hit(row) for row in rows[:top_k]]
-
-    async def _bm25_rows(
-        self, conn: Connection, index: _Index, terms: QueryTerms, top_k: int, where: FilterNode | None
-    ) -> list[Any]:
-        """The BM25 top k: phrase queries in SQL (one statement); free text from the postings, read
-        without a transaction, and again in one repeatable-read snapshot when a write committed between
-        its statements (``_free_text_rows``)."""
-        if terms.has_phrases:
-            args = (index.index_id, list(terms.terms), list(terms.frequencies), terms.match, top_k)
-            return await _fetch(conn, index.sql.phrase, index.sql.phrase_filtered, where, *args)
-        rows = await self._free_text_rows(conn, index, terms, top_k, where)
-        if rows is None:
-            async with conn.transaction(isolation="repeatable_read", readonly=True):
-                rows = await self._free_text_rows(conn, index, terms, top_k, where)
-            assert rows is not None  # one snapshot sees one version of the index
-        return rows
-
-    async def _free_text_rows(
-        self, conn: Connection, index: _Index, terms: QueryTerms, top_k: int, where: FilterNode | None
-    ) -> list[Any] | None:
-        """The free-text top k, or None when its statements saw different versions of the index.
-
-        The postings and statistics (``read_blocks``) and the candidates' chunks (``candidates``) are
-        read by separate statements, each in its own snapshot outside a transaction (on another server
-        connection behind a transaction-pooling PgBouncer). Each returns the version of the index it saw
-        (``queries._INDEX_VERSION``): when all are equal, they read the index as one snapshot would;
-        when not, a write committed in between (a replaced document's old postings would point at
-        chunks gone) and the caller reads again in one transaction. Two round trips instead of four."""
-        rows, read = await self._read_postings(conn, index, terms)
-        if not rows:
-            return []
-        chunks, total, version = int(rows[0]["chunks"]), int(rows[0]["total"]), rows[0]["version"]
-        dfs = {row["term"]: int(row["df"]) for row in rows}
-        first = top_k + 4 if where is None else 4 * top_k + 16
-        if sum(len(p.rows) for p in read.values()) > _THREAD_SCORE_POSTINGS:
-            batches = await asyncio.to_thread(_ranked, read, terms, dfs, (chunks, total), first)
-        else:
-            batches = _ranked(read, terms, dfs, (chunks, total), first)
-        return await self._best_rows(conn, index, batches, top_k, where, version)
-
-    async def _read_postings(
-        self, conn: Connection, index: _Index, terms: QueryTerms
-    ) -> tuple[list[Any], dict[str, postings.TermPostings]]:
-        """The query terms' lexeme rows (one per lexeme some chunk holds, with the statistics and its
-        block ids), and each term's postings (from the block cache where it holds them: the server
-        sends only the blocks not held, one row each)."""
-        relation = index.postings_oid
-        held = self._blocks.held(relation, terms.terms)
-        ids = [block for term in held.values() for block in term.blocks]
-        rows = await conn.fetch(index.sql.read_blocks, index.index_id, list(terms.terms), ids, relation)
-        lexemes: list[Any] = []
-        fresh: dict[str, list[Any]] = {}
-        for row in rows:
-            if row["blocks"] is not None:
-                lexemes.append(row)
-            else:
-                fresh.setdefault(row["term"], []).append(row)
-        if lexemes and lexemes[0]["relation"] != relation:  # the table was created again: nothing was held
-            index.postings_oid = relation = lexemes[0]["relation"]
-            held = {}
-        assemble = self._blocks.assemble
-        read = {
-            row["term"]: assemble(
-                relation, row["term"], row["blocks"], fresh.get(row["term"], ()), held.get(row["term"])
-            )
-            for row in lexemes
-        }
-        return lexemes, read
-
-    async def _best_rows(
-        self,
-        conn: Connection,
-        index: _Index,
-        batches: Iterator[ranking.Batch],
-        top_k: int,
-        where: FilterNode | None,
-        version: int,
-    ) -> list[Any] | None:
-        """Hand candidates to the server best first, with the best k so far, until k results are settled;
-        None as soon as a statement saw another ``version`` of the index than the postings were read in.
-
-        The server orders each batch (rounded score, then identity) and keeps the best k that still
-        exist and pass the filter: a tie group, however large, costs one sort there, not a transfer.
-        """
-        sql, filter_args = _statement(index.sql.candidates, index.sql.candidates_filtered, where)
-        best: list[Any] = []
-        for batch in batches:
-            if not batch.rows:
-                break
-            args = [
-                [row["row_id"] for row in best] + batch.rows,
-                [row["score"] for row in best] + batch.scores,
-                [row["rounded"] for row in best] + batch.rounded,
-                top_k,
-                index.index_id,
-            ]
-            found = await conn.fetch(sql, *args, *filter_args)
-            if not found or found[0]["version"] != version:  # no row: the index is gone
-                return None
-            best = [row for row in found if row["row_id"] is not None]  # one row of NULLs: no chunk left
-            if sum(row["rounded"] >= batch.floor for row in best) >= top_k:
-                break
-        return best
-
-    async def _substring_rows(
-        self,
-        conn: Connection,
-        index: _Index,
-        pattern: str,
-        top_k: int,
-        where: FilterNode | None,
-        found: list[Any],
-    ) -> list[Any]:
-        """The trigram safety net: identifier fragments that no token matched, appended with score 0."""
-        seen = {(row["document_id"], row["chunk_id"]) for row in found}
-        limit = top_k + len(seen)
-        extra = await _fetch(conn, index.sql.substring, index.sql.substring_filtered, where, pattern, limit)
-        return [row for row in extra if (row["document_id"], row["chunk_id"]) not in seen]
-
-
-def _statement(
-    plain: str, filtered: FilteredStatement | None, where: FilterNode | None
-) -> tuple[str, tuple[object, ...]]:
-    """The precomputed statement without a filter, else the statement for the filter's shape and its
-    parameters (to pass after the statement's own)."""
-    if where is None:
-        return plain, ()
-    assert filtered is not None  # every statement that has a plain form has a filtered one
-    return filtered.bind(where)
-
-
-async def _fetch(
-    conn: Connection, plain: str, filtered: FilteredStatement | None, where: FilterNode | None, *args: object
-) -> list[Any]:
-    sql, filter_args = _statement(plain, filtered, where)
-    return list(await conn.fetch(sql, *args, *filter_args))
+            rows = await self._lexical_reads.rows(conn, index, terms, top_k, where)
+        return [lexical_hit(row) for row in rows[:top_k]]
 
 
 def _completed(documents: list[PreparedDocument], terms: SliceTerms, row_ids: Sequence[int]) -> _Prepared:
@@ -926,28 +782,6 @@ def _lexemes(old: asyncpg.Record | None) -> list[str]:
     return [] if old is None else list(old["lexemes"])
 
 
-def _ranked(
-    read: Mapping[str, postings.TermPostings],
-    terms: QueryTerms,
-    dfs: Mapping[str, int],
-    statistics: tuple[int, int],
-    first: int,
-) -> Iterator[ranking.Batch]:
-    """The candidates' batches, best first, the first one already cut (the costly part, off the loop).
-
-    The terms some chunk holds are scored, in query order (the order scores are summed in)."""
-    chunks, total = statistics
-    # ``read`` holds exactly the lexemes some chunk holds (``read_blocks`` keeps those whose df > 0).
-    frequencies = {t: qtf for t, qtf in zip(terms.terms, terms.frequencies, strict=True) if t in read}
-    gathered = postings.gathered(read, list(frequencies))
-    batches = ranking.ranked(gathered, frequencies, chunks, total, dfs, first)
-    return chain([next(batches)], batches)
-
-
-def _metadata(text: str) -> dict[str, Any]:
-    return {} if text == "{}" else json.loads(text)  # most chunks carry no metadata
-
-
 def _vector_hit(metric: DistanceMetric, row: Any) -> StoreHit:
     distance = float(row["distance"])
     # Inner-product operators return the negated product; Euclidean returns the distance itself.
@@ -956,22 +790,9 @@ def _vector_hit(metric: DistanceMetric, row: Any) -> StoreHit:
         document_id=row["document_id"],
         chunk_id=row["chunk_id"],
         content=row["content"],
-        metadata=_metadata(row["metadata"]),
+        metadata=chunk_metadata(row["metadata"]),
         raw_score=raw,
         metric=_METRIC_NAMES[metric],
         higher_is_better=metric is not DistanceMetric.EUCLIDEAN,
         relevance=scoring.relevance(metric, raw),
-    )
-
-
-def _lexical_hit(row: Any) -> StoreHit:
-    return StoreHit(
-        document_id=row["document_id"],
-        chunk_id=row["chunk_id"],
-        content=row["content"],
-        metadata=_metadata(row["metadata"]),
-        raw_score=float(row["score"]),
-        metric=scoring.LEXICAL_BM25,
-        higher_is_better=True,
-        relevance=None,
     )

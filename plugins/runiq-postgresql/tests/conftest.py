@@ -88,7 +88,7 @@ def through_the_graph(monkeypatch: pytest.MonkeyPatch) -> None:
     """The stores' HNSW statements run with sorts and sequential scans priced out (in a transaction
     around the statement): on a few rows the planner would otherwise sort them all instead of walking
     the HNSW graph (bitmap scans stay allowed). Every other statement is planned as usual."""
-    fetch = store_module._fetch
+    fetch = store_module.fetch
 
     async def priced_out(conn: Any, plain: str, *rest: Any) -> list[Any]:
         if "hnsw.ef_search" not in plain:
@@ -97,7 +97,7 @@ def through_the_graph(monkeypatch: pytest.MonkeyPatch) -> None:
             await conn.execute("SET LOCAL enable_sort = off; SET LOCAL enable_seqscan = off")
             return await fetch(conn, plain, *rest)
 
-    monkeypatch.setattr(store_module, "_fetch", priced_out)
+    monkeypatch.setattr(store_module, "fetch", priced_out)
 
 
 @pytest.fixture

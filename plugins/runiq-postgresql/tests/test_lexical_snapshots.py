@@ -75,7 +75,8 @@ def _slip_in(
 ) -> list[bool]:
     """Run ``write`` once, right after the first search's postings are read (before its candidates);
     returns, per free-text read, whether it found one version of the index (False: it was read again)."""
-    read_postings, free_text_rows = store._read_postings, store._free_text_rows
+    reader = store._lexical_reads
+    read_postings, free_text_rows = reader._read_postings, reader._free_text_rows
     pending = [write]
     outcomes: list[bool] = []
 
@@ -90,8 +91,8 @@ def _slip_in(
         outcomes.append(rows is not None)
         return rows
 
-    monkeypatch.setattr(store, "_read_postings", reading)
-    monkeypatch.setattr(store, "_free_text_rows", ranking)
+    monkeypatch.setattr(reader, "_read_postings", reading)
+    monkeypatch.setattr(reader, "_free_text_rows", ranking)
     return outcomes
 
 
