@@ -22,16 +22,19 @@ tree and no worker outlives a run. Order is deterministic (by relative path).
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import functools
 import itertools
 import os
 import stat
 import threading
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from runiq.errors import call_translated, replacing
 from runiq.rag._documents import RagDocument
@@ -58,6 +61,8 @@ from runiq.rag._sources.stamps import file_stamp, loader_salt
 from runiq.rag._sources.walk import iter_files
 
 __all__ = ["DirectorySource"]
+
+_T = TypeVar("_T")
 
 _BATCH_ITEMS = 64
 _BATCH_BYTES = 4 * 1024 * 1024
@@ -117,23 +122,27 @@ class DirectorySource:
         tree = _Tree(self, stamped=choose is not None)
         listed = tree.listed()
         items: Iterator[_Read] = iter(())
+        worker = _TreeThread()
         # The next window is listed while this one is chosen (a store lookup) and read: they overlap.
-        following = asyncio.ensure_future(asyncio.to_thread(tree.window, listed))
+        following = asyncio.ensure_future(worker.run(tree.window, listed))
         try:
             async with LoaderPool(self._budget, workers=_LOADER_WORKERS) as pool:
                 while (window := await following).entries:
-                    following = asyncio.ensure_future(asyncio.to_thread(tree.window, listed))
+                    following = asyncio.ensure_future(worker.run(tree.window, listed))
                     stamps = [entry for entry in window.entries if isinstance(entry, SourceStamp)]
                     chosen = await choose(stamps) if choose is not None and stamps else [True] * len(stamps)
                     items = tree.reads(window, chosen)
-                    while batch := await asyncio.to_thread(tree.batch, items):
+                    while batch := await worker.run(tree.batch, items):
                         for item in await load_files(batch, pool):
                             yield item
         finally:
-            if not following.cancel() and not following.cancelled():
-                following.exception()  # retrieved: a listing error after the consumer stopped is not news
-            # In a thread, after the batch in flight (a cancelled run leaves one behind): it holds the handles.
-            await asyncio.to_thread(tree.close, listed, items)
+            try:
+                if not following.cancel() and not following.cancelled():
+                    following.exception()  # retrieved: a listing error after the consumer stopped is not news
+                # In its thread, after the batch in flight (a cancelled run leaves one behind): it holds the handles.
+                await worker.run(tree.close, listed, items)
+            finally:
+                worker.shutdown()
 
     @property
     def _budget(self) -> LoadBudget:
@@ -142,6 +151,26 @@ class DirectorySource:
     async def read(self) -> SourceReadResult:
         """Everything at once (tests and small trees); ingestion uses :meth:`stream`."""
         return await read_all(self)
+
+
+class _TreeThread:
+    """The one thread a stream's tree works in (listing, reading, decoding; :class:`_Tree` runs its
+    methods one at a time anyway). The loop's default pool would spread that work over all its threads
+    as a long run goes on, and glibc gives each thread that allocates its own malloc arena, which keeps
+    its peak: at 400,000 files the ingesting process's peak RSS grew with the run's length."""
+
+    def __init__(self) -> None:
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="runiq-directory")
+
+    def run(self, function: Callable[..., _T], /, *args: object) -> asyncio.Future[_T]:
+        """``function(*args)`` in the thread, in a copy of the caller's context (as ``asyncio.to_thread``)."""
+        context = contextvars.copy_context()
+        return asyncio.get_running_loop().run_in_executor(
+            self._executor, functools.partial(context.run, function, *args)
+        )
+
+    def shutdown(self) -> None:
+        self._executor.shutdown(wait=False)
 
 
 class _Candidate(NamedTuple):

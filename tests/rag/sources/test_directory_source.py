@@ -447,6 +447,35 @@ async def test_walking_and_reading_happen_off_the_event_loop(tmp_path: Path, mon
     assert threads and threading.get_ident() not in threads
 
 
+async def test_a_stream_lists_and_reads_in_one_thread_of_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not in the loop's default pool: glibc gives each thread that allocates a malloc arena of its own,
+    which keeps its peak, so a long run whose reads spread over a pool's threads grew by an arena each."""
+    from runiq.rag._sources import directory
+
+    for i in range(2500):  # three listing windows, forty read batches: work a pool spreads over threads
+        _write(tmp_path, f"d{i // 500}/f{i:04d}.md")
+    threads: set[int] = set()
+    real_scandir, real_read = os.scandir, directory._read_regular_file
+
+    def scandir(target: int) -> Any:
+        threads.add(threading.get_ident())
+        return real_scandir(target)
+
+    def read(*args: Any) -> Any:
+        threads.add(threading.get_ident())
+        return real_read(*args)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    monkeypatch.setattr(directory, "_read_regular_file", read)
+    source = DirectorySource(root=tmp_path, pattern="*.md", recursive=True)
+    ids = [item.document_id async for item in source.stream()]
+    assert len(ids) == 2500
+    assert len(threads) == 1
+    assert threading.get_ident() not in threads
+
+
 async def test_swapping_a_subdirectory_for_an_outside_link_never_leaks_outside_content(tmp_path: Path) -> None:
     """A thread swaps root/sub for a symlink to an outside directory holding files of the same names,
     in a tight loop, while the source reads again and again: no read returns outside content or fails
