@@ -54,7 +54,8 @@ DOCUMENT_FREQUENCY = "sum(CASE WHEN dead THEN -size ELSE size END)"
 # Which writes of an index a snapshot sees: every write transaction updates the index's row last
 # (``update_stats``), and writes of one index commit one after another (that row's lock), so a row
 # version, named by its ``xmin``, stands for one state of the index's chunks, postings and statistics.
-# Statements in different snapshots that see the same version read the same data (``store._free_text_rows``).
+# Statements in different snapshots that see the same version read the same data
+# (``lexical_reads.LexicalReader._free_text_rows``).
 # A false "same" needs the row left alone for 2^32 transactions and then a writer with its exact xid.
 _INDEX_VERSION = "xmin::text::int8"
 # Where a statement builder puts the filter condition; NUL never occurs in SQL text otherwise.

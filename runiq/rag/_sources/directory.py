@@ -139,8 +139,9 @@ class DirectorySource:
             try:
                 if not following.cancel() and not following.cancelled():
                     following.exception()  # retrieved: a listing error after the consumer stopped is not news
-                # In its thread, after the batch in flight (a cancelled run leaves one behind): it holds the handles.
-                await worker.run(tree.close, listed, items)
+                # In its thread, after the batch in flight (a cancelled run leaves one behind): it holds the
+                # handles. Shielded: a second cancellation while it waits behind that batch must not drop it.
+                await asyncio.shield(worker.run(tree.close, listed, items))
             finally:
                 worker.shutdown()
 

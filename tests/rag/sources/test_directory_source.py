@@ -8,6 +8,7 @@ import random
 import stat
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -549,6 +550,46 @@ async def test_a_consumer_that_stops_early_closes_every_handle(tmp_path: Path) -
     stream = DirectorySource(root=tmp_path, pattern="*.md", recursive=True).stream()
     await anext(stream)
     await stream.aclose()
+    assert len(os.listdir("/proc/self/fd")) == before
+
+
+async def test_a_stream_cancelled_twice_while_reading_still_closes_its_handles(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The close waits in the stream's thread behind the batch being read; a second cancellation in
+    that wait (a task group tearing down, a cancel scope) must not drop it and leak the root's handles."""
+    from runiq.rag._sources import directory
+
+    for i in range(20):
+        _write(tmp_path, f"f{i:02d}.md")
+    reading = threading.Event()
+    real_read = directory._read_regular_file
+
+    def slow_read(*args: Any) -> Any:
+        reading.set()
+        time.sleep(0.05)
+        return real_read(*args)
+
+    monkeypatch.setattr(directory, "_read_regular_file", slow_read)
+    before = len(os.listdir("/proc/self/fd"))
+
+    async def consume() -> None:
+        async for _ in DirectorySource(root=tmp_path, pattern="*.md").stream():
+            pass
+
+    for _ in range(3):
+        reading.clear()
+        task = asyncio.create_task(consume())
+        assert await asyncio.to_thread(reading.wait, 10)  # a batch is being read in the stream's thread
+        task.cancel()
+        await asyncio.sleep(0.01)  # the stream's finally now waits for its close behind the batch
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    for _ in range(100):  # the shielded closes finish in the stream's thread after the batch
+        if len(os.listdir("/proc/self/fd")) == before:
+            break
+        await asyncio.sleep(0.02)
     assert len(os.listdir("/proc/self/fd")) == before
 
 
