@@ -7,24 +7,21 @@ Whatever goes wrong with one document is that document's failure with a content-
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TypeVar
 
 from runiq.rag._chunking.base import ChunkingOptions, chunker_for
 from runiq.rag._documents import RagChunk, RagDocument
 from runiq.rag._errors import RagValidationError
+from runiq.rag._threads import OwnThread
 
 __all__ = ["Pending", "Prepared", "Unusable", "prepare_off_loop", "prepare_some"]
 
 # At most this many documents are prepared per worker hop, so a cancelled run's hop ends soon.
 _PREPARE_DOCUMENTS = 256
-# One thread prepares for every run: the work holds the GIL, so more threads would not go faster, and
-# each thread that allocates a window's chunks keeps its own malloc arena at its peak (with the default
-# pool's threads, a 200,000-file run's peak RSS growth was 130 MiB against 64 MiB in one arena).
-_PREPARING = ThreadPoolExecutor(max_workers=1, thread_name_prefix="runiq-prepare")
+# One thread prepares for every run (see ``_threads``: one malloc arena, and the work holds the GIL).
+_PREPARING = OwnThread("runiq-prepare")
 
 T = TypeVar("T")
 
@@ -55,7 +52,7 @@ Prepared = Pending | Unusable | None
 
 async def prepare_off_loop(work: Callable[[], T]) -> T:
     """``work`` (a :func:`prepare_some` call, bound with :func:`functools.partial`) in the preparing thread."""
-    return await asyncio.get_running_loop().run_in_executor(_PREPARING, work)
+    return await _PREPARING.run(work)
 
 
 def prepare_some(

@@ -22,19 +22,16 @@ tree and no worker outlives a run. Order is deterministic (by relative path).
 from __future__ import annotations
 
 import asyncio
-import contextvars
-import functools
 import itertools
 import os
 import stat
 import threading
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple, TypeVar
+from typing import NamedTuple
 
 from runiq.errors import call_translated, replacing
 from runiq.rag._documents import RagDocument
@@ -59,10 +56,9 @@ from runiq.rag._sources.loading import FileRead, load_files, load_here
 from runiq.rag._sources.selection import DEFAULT_PATTERN, FileSelection
 from runiq.rag._sources.stamps import file_stamp, loader_salt
 from runiq.rag._sources.walk import iter_files
+from runiq.rag._threads import OwnThread
 
 __all__ = ["DirectorySource"]
-
-_T = TypeVar("_T")
 
 _BATCH_ITEMS = 64
 _BATCH_BYTES = 4 * 1024 * 1024
@@ -122,7 +118,7 @@ class DirectorySource:
         tree = _Tree(self, stamped=choose is not None)
         listed = tree.listed()
         items: Iterator[_Read] = iter(())
-        worker = _TreeThread()
+        worker = OwnThread("runiq-directory")  # one arena for the whole stream (see ``_threads``)
         # The next window is listed while this one is chosen (a store lookup) and read: they overlap.
         following = asyncio.ensure_future(worker.run(tree.window, listed))
         try:
@@ -152,28 +148,6 @@ class DirectorySource:
     async def read(self) -> SourceReadResult:
         """Everything at once (tests and small trees); ingestion uses :meth:`stream`."""
         return await read_all(self)
-
-
-class _TreeThread:
-    """The one thread a stream's tree works in (listing, reading, decoding; :class:`_Tree` runs its
-    methods one at a time anyway). The loop's default pool would spread that work over all its threads
-    as a long run goes on, and glibc gives each thread that allocates its own malloc arena, which keeps
-    its peak: the ingesting process's peak RSS grew with the run's length (one-line files, ``benchmarks/
-    managed_ingestion.py memory --small 200000 --large 400000``: +58 MiB at 200,000 and +86 at 400,000;
-    in one thread, +66 and +67)."""
-
-    def __init__(self) -> None:
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="runiq-directory")
-
-    def run(self, function: Callable[..., _T], /, *args: object) -> asyncio.Future[_T]:
-        """``function(*args)`` in the thread, in a copy of the caller's context (as ``asyncio.to_thread``)."""
-        context = contextvars.copy_context()
-        return asyncio.get_running_loop().run_in_executor(
-            self._executor, functools.partial(context.run, function, *args)
-        )
-
-    def shutdown(self) -> None:
-        self._executor.shutdown(wait=False)
 
 
 class _Candidate(NamedTuple):
